@@ -1,0 +1,42 @@
+import { type Command, Option } from 'commander';
+
+/** Each environment variable of the configuration, as a flag that overrides it. */
+const FLAGS: readonly [flag: string, variable: string, description: string][] = [
+  ['--port <port>', 'PORT', 'listen port (0 = any free port)'],
+  ['--host <host>', 'HOST', 'listen address'],
+  ['--data-dir <dir>', 'DATA_DIR', 'where the database, keys and temporary files live'],
+  ['--public-base-url <url>', 'PUBLIC_BASE_URL', 'absolute base of next_uri links'],
+  ['--refresh-interval-seconds <n>', 'REFRESH_INTERVAL_SECONDS', 'how often saved queries run'],
+  ['--max-upload-bytes <n>', 'MAX_UPLOAD_BYTES', 'an upload body must be smaller than this'],
+  [
+    '--max-datapoints-per-request <n>',
+    'MAX_DATAPOINTS_PER_REQUEST',
+    'default cap on rows x columns of a page',
+  ],
+  ['--max-result-rows <n>', 'MAX_RESULT_ROWS', 'larger results are kept truncated (partial)'],
+  ['--result-retention-hours <n>', 'RESULT_RETENTION_HOURS', 'how long an execution is kept'],
+  ['--rate-limits <spec>', 'RATE_LIMITS', 'PLAN:READS/WRITES per minute, comma-separated, or off'],
+  ['--queries-dir <dir>', 'QUERIES_DIR', 'extra folder of saved-query SQL files'],
+  ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent'],
+];
+
+export function addConfigFlags(command: Command, only?: readonly string[]): Command {
+  for (const [flag, variable, description] of FLAGS) {
+    if (only && !only.includes(variable)) continue;
+    command.addOption(new Option(flag, `${description} (env ${variable})`));
+  }
+  return command;
+}
+
+/** The environment with the given flags written over it. */
+export function environmentWithFlags(options: Record<string, unknown>): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const [flag, variable] of FLAGS) {
+    const name = flag
+      .slice(2, flag.indexOf(' '))
+      .replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+    const value = options[name];
+    if (typeof value === 'string') env[variable] = value;
+  }
+  return env;
+}

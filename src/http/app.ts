@@ -1,0 +1,34 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { ApiError } from '../errors.js';
+import type { AppDeps } from './app-deps.js';
+import { errorHandler } from './error-handler.js';
+import { requestLog } from './request-log.js';
+import { accountRoutes } from './routes/account.js';
+import { tableRoutes } from './routes/tables.js';
+
+/**
+ * Builds the express app without listening: the CLI owns start-up, tests listen on a
+ * free port. Every API path answers under /v1 and /api/v1 (the official clients' bases).
+ */
+export function createApp(deps: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestLog(deps.logger));
+
+  app.get('/health', (_req: Request, res: Response) => {
+    res.json({ status: deps.database.isClosed ? 'closing' : 'ok' });
+  });
+
+  const api = express.Router({ caseSensitive: true, strict: false });
+  accountRoutes(api, deps);
+  tableRoutes(api, deps);
+  app.use('/v1', api);
+  app.use('/api/v1', api);
+
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    next(new ApiError('not_found', `no such path: ${req.method} ${req.path.slice(0, 200)}`));
+  });
+  app.use(errorHandler(deps.logger));
+  return app;
+}

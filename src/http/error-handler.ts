@@ -1,0 +1,64 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ApiError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { ClientGoneError } from '../tables/upload-csv.js';
+
+/** How much of an unread request body is drained so the client sees the error. */
+const DRAIN_LIMIT_MS = 30_000;
+
+/** Errors thrown by express's own parsers (raw-body) carry `type` and `status`. */
+interface HttpLibraryError {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+  message: string;
+}
+
+function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  const library = error as HttpLibraryError;
+  if (
+    typeof library?.status === 'number' &&
+    library.expose &&
+    library.status >= 400 &&
+    library.status < 500
+  ) {
+    if (library.type === 'entity.too.large')
+      return new ApiError('payload_too_large', 'the request body is too large');
+    if (library.type === 'entity.parse.failed') return new ApiError('bad_request', 'malformed JSON body');
+    return new ApiError('bad_request', library.message);
+  }
+  return undefined;
+}
+
+/**
+ * The one place errors become responses: `{"error": "..."}` with the error's status.
+ * Anything that is not an ApiError is a bug: logged with its stack, answered as a bare 500.
+ */
+export function errorHandler(logger: Logger) {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    if (error instanceof ClientGoneError) {
+      req.socket.destroy();
+      return;
+    }
+    const apiError = toApiError(error);
+    if (!apiError) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    const status = apiError?.status ?? 500;
+    res.status(status);
+    for (const [name, value] of Object.entries(apiError?.headers ?? {})) res.setHeader(name, value);
+    if (!req.complete) {
+      // The body was not read to its end (a 413, or an error found early): answer, then
+      // drain for a while so the client can read the answer instead of a reset.
+      res.setHeader('Connection', 'close');
+      req.resume();
+      const timer = setTimeout(() => req.socket.destroy(), DRAIN_LIMIT_MS);
+      timer.unref();
+      req.once('end', () => clearTimeout(timer));
+    }
+    res.json({ error: apiError?.message ?? 'internal server error' });
+  };
+}

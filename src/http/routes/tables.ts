@@ -1,0 +1,77 @@
+import path from 'node:path';
+import type { Request, Response, Router } from 'express';
+import { ApiError } from '../../errors.js';
+import { listTables, type TableListing } from '../../tables/table-catalog.js';
+import { discard, payloadTooLarge, receiveUpload, storeUpload } from '../../tables/upload-csv.js';
+import type { AppDeps } from '../app-deps.js';
+import { accountOf, authenticate } from '../authenticate.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
+import { integerParam, readQueryParams } from '../query-params.js';
+
+const DEFAULT_LIST_LIMIT = 50;
+const MAX_LIST_LIMIT = 10_000;
+
+function requireJson(req: Request): void {
+  const type = req.headers['content-type'];
+  if (type !== undefined && !/^application\/json\b/i.test(type)) {
+    throw new ApiError(
+      'unsupported_media_type',
+      `Content-Type must be application/json, got ${JSON.stringify(type)}`,
+    );
+  }
+}
+
+function listEntry(table: TableListing) {
+  return {
+    full_name: `${table.namespace}.${table.tableName}`,
+    namespace: table.namespace,
+    table_name: table.tableName,
+    description: table.description,
+    is_private: table.isPrivate,
+    row_count: table.rowCount,
+    table_size_bytes: String(table.sizeBytes),
+    created_at: table.createdAt.toISOString(),
+    updated_at: table.updatedAt.toISOString(),
+    owner: { handle: table.namespace, type: 'user' },
+    columns: table.columns,
+  };
+}
+
+export function tableRoutes(router: Router, deps: AppDeps): void {
+  const auth = authenticate(deps.keys);
+  const tmpDir = path.join(deps.config.dataDir, 'tmp');
+  const maxBytes = deps.config.maxUploadBytes;
+
+  const upload = async (req: Request, res: Response) => {
+    const account = accountOf(res);
+    readQueryParams(req, []);
+    requireJson(req);
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+    const received = await receiveUpload(req, tmpDir, maxBytes);
+    try {
+      const tableName = await storeUpload(deps.database, account, received);
+      res.json({ success: true, table_name: tableName });
+    } finally {
+      await discard(received.file);
+    }
+  };
+
+  const list = async (req: Request, res: Response) => {
+    const params = readQueryParams(req, ['limit', 'offset']);
+    const limit =
+      integerParam('limit', params.get('limit'), { min: 1, max: MAX_LIST_LIMIT }) ?? DEFAULT_LIST_LIMIT;
+    const offset = integerParam('offset', params.get('offset'), { min: 0 }) ?? 0;
+    const { tables, total } = await deps.database.read((session) =>
+      listTables(session, accountOf(res), limit, offset),
+    );
+    const next = offset + tables.length;
+    res.json({ tables: tables.map(listEntry), ...(next < total ? { next_offset: next } : {}) });
+  };
+
+  for (const path of ['/table/upload/csv', '/uploads/csv']) {
+    router.route(path).post(auth, upload).all(methodNotAllowed('POST'));
+  }
+  router.route('/tables').get(auth, list).all(methodNotAllowed('GET'));
+  router.route('/uploads').get(auth, list).all(methodNotAllowed('GET'));
+}

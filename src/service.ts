@@ -1,0 +1,104 @@
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { KeyStore } from './auth/key-store.js';
+import type { Config } from './config/config.js';
+import { createApp } from './http/app.js';
+import type { Logger } from './log.js';
+import { Database } from './storage/database.js';
+import { migrate } from './storage/service-schema.js';
+
+/**
+ * The running service: database, key store and HTTP server, started and stopped as one.
+ * The CLI's `serve` and the tests both start it through here.
+ */
+
+export const DATABASE_FILE = 'warehouse.duckdb';
+
+/** How long in-flight requests get to finish at shutdown before connections are cut. */
+const SHUTDOWN_GRACE_MS = 5_000;
+
+export interface RunningService {
+  /** The address actually bound, e.g. http://127.0.0.1:8080. */
+  url: string;
+  /** The local key, when this data directory has one (first start or dev-api-key.txt). */
+  localKey: { key: string; created: boolean } | undefined;
+  database: Database;
+  server: http.Server;
+  close(): Promise<void>;
+}
+
+async function prepareDataDir(dataDir: string): Promise<string> {
+  const tmpDir = path.join(dataDir, 'tmp');
+  try {
+    await fs.mkdir(dataDir, { recursive: true });
+    await fs.access(dataDir, fs.constants.W_OK);
+    // Leftovers of uploads cut short by a crash.
+    await fs.rm(tmpDir, { recursive: true, force: true });
+    await fs.mkdir(tmpDir, { recursive: true });
+  } catch (error) {
+    throw new Error(`the data directory ${dataDir} is not writable: ${(error as Error).message}`);
+  }
+  return tmpDir;
+}
+
+function boundUrl(server: http.Server, host: string): string {
+  const address = server.address() as AddressInfo;
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '';
+  const shown = wildcard ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${address.port}`;
+}
+
+export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  await prepareDataDir(config.dataDir);
+  const database = await Database.open({ path: path.join(config.dataDir, DATABASE_FILE) });
+  try {
+    await migrate(database);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
+  const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
+
+  let url = '';
+  const app = createApp({ config, database, keys, logger, baseUrl: () => config.publicBaseUrl ?? url });
+  const server = http.createServer(app);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
+    if (!socket.writable) return;
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+    const body = JSON.stringify({
+      error: status === 431 ? 'request headers too large' : 'malformed HTTP request',
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch(async (error) => {
+    await database.close();
+    throw error;
+  });
+  url = boundUrl(server, config.host);
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      await closed;
+      clearTimeout(timer);
+      await database.close();
+    })();
+    return closing;
+  };
+  return { url, localKey, database, server, close };
+}

@@ -1,0 +1,166 @@
+import { badRequest } from '../errors.js';
+import type { Session } from '../storage/database.js';
+import { quoteIdentifier, quoteLiteral } from '../storage/sql.js';
+import { StorageError } from '../storage/storage-error.js';
+import {
+  conversion,
+  type InferredType,
+  inferenceSelectList,
+  readInference,
+  sqlType,
+  WIDEN_MARKER,
+} from './csv-column-types.js';
+import { lineAtByte } from './file-lines.js';
+
+/**
+ * Loads a CSV file into a table with DuckDB's own reader, inside the caller's transaction.
+ *
+ * The file is read as text columns named c0, c1, … (so no user text enters the reader's
+ * options), converted by one expression per column, and named in the SELECT through the
+ * quoting function. Types are inferred from the first rows; a later value that does not
+ * fit stops the load, which is redone with types inferred from every row.
+ */
+
+/** Rows the first inference looks at, as many as DuckDB's own sniffer. */
+const SAMPLE_ROWS = 20_480;
+
+export interface LoadedColumn {
+  name: string;
+  type: string;
+}
+
+export interface LoadResult {
+  rowCount: number;
+  columns: LoadedColumn[];
+}
+
+interface ReaderOptions {
+  file: string;
+  columnCount: number;
+  /** Temp table names where DuckDB records the first faulty line. */
+  rejects?: { table: string; scan: string };
+}
+
+function readCsv(options: ReaderOptions): string {
+  const columns = Array.from({ length: options.columnCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+  const rejects = options.rejects
+    ? `, store_rejects = true, rejects_table = ${quoteLiteral(options.rejects.table)}, rejects_scan = ${quoteLiteral(options.rejects.scan)}, rejects_limit = 1000`
+    : '';
+  return `read_csv(?, auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, null_padding = false, columns = {${columns}}${rejects})`;
+}
+
+const sourceColumn = (i: number) => quoteIdentifier(`c${i}`);
+
+async function inferTypes(
+  session: Session,
+  file: string,
+  columnCount: number,
+  sample: boolean,
+): Promise<InferredType[]> {
+  const sources = Array.from({ length: columnCount }, (_, i) => sourceColumn(i));
+  const from = readCsv({ file, columnCount });
+  const source = sample ? `(SELECT * FROM ${from} LIMIT ${SAMPLE_ROWS})` : from;
+  const [row] = await session.all(`SELECT ${inferenceSelectList(sources)} FROM ${source}`, [file]);
+  return readInference(row ?? {}, columnCount);
+}
+
+export async function loadCsv(
+  session: Session,
+  file: string,
+  columnNames: readonly string[],
+  target: string,
+  jobId: string,
+): Promise<LoadResult> {
+  const columnCount = columnNames.length;
+  const rejects = { table: `rejects_${jobId}`, scan: `rejects_scan_${jobId}` };
+  const attempt = async (types: InferredType[]) => {
+    const select = columnNames
+      .map(
+        (name, i) =>
+          `${conversion(sourceColumn(i), types[i] as InferredType, i)} AS ${quoteIdentifier(name)}`,
+      )
+      .join(', ');
+    await session.run(
+      `CREATE OR REPLACE TABLE ${target} AS SELECT ${select} FROM ${readCsv({ file, columnCount, rejects })}`,
+      [file],
+    );
+  };
+  try {
+    let types = await inferTypes(session, file, columnCount, true);
+    try {
+      await attempt(types);
+    } catch (error) {
+      if (!(error instanceof StorageError && error.message.includes(WIDEN_MARKER))) throw error;
+      types = await inferTypes(session, file, columnCount, false);
+      await attempt(types);
+    }
+    await throwFirstReject(session, file, rejects.table, columnCount);
+    const [count] = await session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${target}`);
+    return {
+      rowCount: Number(count?.n ?? 0),
+      columns: columnNames.map((name, i) => ({ name, type: sqlType(types[i] as InferredType) })),
+    };
+  } catch (error) {
+    if (error instanceof StorageError) throw await describeReadError(error);
+    throw error;
+  } finally {
+    await session.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(rejects.table)}`).catch(() => undefined);
+    await session.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(rejects.scan)}`).catch(() => undefined);
+  }
+}
+
+interface RejectRow {
+  line_byte_position: bigint | null;
+  byte_position: bigint | null;
+  error_type: string;
+  column_name: string | null;
+}
+
+async function throwFirstReject(
+  session: Session,
+  file: string,
+  table: string,
+  columnCount: number,
+): Promise<void> {
+  const rows = await session.all<RejectRow>(
+    `SELECT line_byte_position, byte_position, CAST(error_type AS VARCHAR) AS error_type, column_name
+       FROM temp.${quoteIdentifier(table)} ORDER BY byte_position LIMIT 1`,
+  );
+  const reject = rows[0];
+  if (!reject) return;
+  const position = Number(reject.line_byte_position ?? reject.byte_position ?? 0);
+  const line = await lineAtByte(file, position);
+  throw badRequest(describeReject(reject.error_type, line, columnCount));
+}
+
+function describeReject(type: string, line: number, columnCount: number): string {
+  switch (type) {
+    case 'MISSING COLUMNS':
+      return `CSV line ${line} has fewer fields than the ${columnCount} columns of the header`;
+    case 'TOO MANY COLUMNS':
+      return `CSV line ${line} has more fields than the ${columnCount} columns of the header`;
+    case 'UNQUOTED VALUE':
+      return `CSV line ${line}: a quoted value is not closed, or text follows its closing quote`;
+    case 'INVALID ENCODING':
+    case 'INVALID UNICODE':
+      return `CSV line ${line} is not valid UTF-8`;
+    case 'LINE SIZE OVER MAXIMUM':
+      return `CSV line ${line} is longer than the maximum line size (2 MB)`;
+    default:
+      return `CSV line ${line} could not be read (${type.toLowerCase()})`;
+  }
+}
+
+/**
+ * A read error DuckDB raised instead of recording a faulty line. Its message names the
+ * temporary file, which clients must not see: only its first sentence is kept.
+ */
+async function describeReadError(error: StorageError): Promise<Error> {
+  const firstLine = error.message.split('\n')[0] ?? '';
+  if (/^(Invalid Input|Conversion) Error/.test(firstLine)) {
+    const line = /CSV Error on Line: (\d+)/.exec(error.message)?.[1];
+    const reason = firstLine.replace(/^[A-Za-z ]+Error: /, '').replace(/"[^"]*"/g, 'the file');
+    return badRequest(`the CSV could not be read${line ? ` near line ${line}` : ''}: ${reason}`);
+  }
+  return error;
+}

@@ -1,0 +1,158 @@
+import type { Account } from '../auth/account.js';
+import type { Session } from '../storage/database.js';
+import { SERVICE_SCHEMA } from '../storage/service-schema.js';
+
+/**
+ * The service's record of each user table (description, privacy, timestamps, counts),
+ * kept in `_service.tables` and always written in the same transaction as the data.
+ */
+
+export interface TableRecord {
+  namespace: string;
+  tableName: string;
+  description: string;
+  isPrivate: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  rowCount: number;
+  sizeBytes: number;
+}
+
+export interface TableColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+}
+
+export interface TableListing extends TableRecord {
+  columns: TableColumn[];
+}
+
+interface TableRow {
+  namespace: string;
+  table_name: string;
+  description: string;
+  is_private: boolean;
+  created_at: Date;
+  updated_at: Date;
+  row_count: bigint;
+  size_bytes: bigint;
+}
+
+function fromRow(row: TableRow): TableRecord {
+  return {
+    namespace: row.namespace,
+    tableName: row.table_name,
+    description: row.description,
+    isPrivate: row.is_private,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    rowCount: Number(row.row_count),
+    sizeBytes: Number(row.size_bytes),
+  };
+}
+
+export async function findTable(
+  session: Session,
+  namespace: string,
+  tableName: string,
+): Promise<TableRecord | undefined> {
+  const rows = await session.all<TableRow>(
+    `SELECT * FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ? AND table_name = ?`,
+    [namespace, tableName],
+  );
+  return rows[0] ? fromRow(rows[0]) : undefined;
+}
+
+/** Inserts or replaces the record; `createdAt` survives a replace. */
+export async function saveTable(session: Session, record: Omit<TableRecord, 'createdAt'>): Promise<void> {
+  const existing = await findTable(session, record.namespace, record.tableName);
+  await session.run(`DELETE FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ? AND table_name = ?`, [
+    record.namespace,
+    record.tableName,
+  ]);
+  await session.run(`INSERT INTO ${SERVICE_SCHEMA}.tables VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+    record.namespace,
+    record.tableName,
+    record.description,
+    record.isPrivate,
+    (existing?.createdAt ?? record.updatedAt).toISOString(),
+    record.updatedAt.toISOString(),
+    record.rowCount,
+    record.sizeBytes,
+  ]);
+}
+
+export async function removeTable(session: Session, namespace: string, tableName: string): Promise<void> {
+  await session.run(`DELETE FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ? AND table_name = ?`, [
+    namespace,
+    tableName,
+  ]);
+}
+
+/** What `viewer` may see: its own tables and public ones; an admin sees all. */
+function visibility(viewer: Account): { sql: string; params: string[] } {
+  if (viewer.admin) return { sql: 'true', params: [] };
+  return { sql: '(NOT t.is_private OR t.namespace = ?)', params: [viewer.handle] };
+}
+
+export async function listTables(
+  session: Session,
+  viewer: Account,
+  limit: number,
+  offset: number,
+): Promise<{ tables: TableListing[]; total: number }> {
+  const visible = visibility(viewer);
+  const rows = await session.all<TableRow & { total: bigint }>(
+    `SELECT t.*, count(*) OVER () AS total FROM ${SERVICE_SCHEMA}.tables t
+      WHERE ${visible.sql}
+      ORDER BY t.namespace, t.table_name
+      LIMIT ? OFFSET ?`,
+    [...visible.params, limit, offset],
+  );
+  const records = rows.map(fromRow);
+  const columns = await columnsOf(session, records);
+  let total = Number(rows[0]?.total ?? 0);
+  if (rows.length === 0 && offset > 0) {
+    const [count] = await session.all<{ n: bigint }>(
+      `SELECT count(*) AS n FROM ${SERVICE_SCHEMA}.tables t WHERE ${visible.sql}`,
+      visible.params,
+    );
+    total = Number(count?.n ?? 0);
+  }
+  return {
+    tables: records.map((record) => ({ ...record, columns: columns.get(key(record)) ?? [] })),
+    total,
+  };
+}
+
+const key = (record: { namespace: string; tableName: string }) =>
+  `${record.namespace}\u0000${record.tableName}`;
+
+async function columnsOf(
+  session: Session,
+  records: readonly TableRecord[],
+): Promise<Map<string, TableColumn[]>> {
+  const result = new Map<string, TableColumn[]>();
+  if (records.length === 0) return result;
+  const names = [...new Set(records.map((r) => r.namespace))];
+  const rows = await session.all<{
+    schema_name: string;
+    table_name: string;
+    column_name: string;
+    data_type: string;
+    is_nullable: boolean;
+  }>(
+    `SELECT schema_name, table_name, column_name, data_type, is_nullable FROM duckdb_columns()
+      WHERE database_name = current_database() AND schema_name IN (${names.map(() => '?').join(', ')})
+      ORDER BY schema_name, table_name, column_index`,
+    names,
+  );
+  for (const row of rows) {
+    const k = key({ namespace: row.schema_name, tableName: row.table_name });
+    const list = result.get(k) ?? [];
+    result.set(k, list);
+    list.push({ name: row.column_name, type: row.data_type.toLowerCase(), nullable: row.is_nullable });
+  }
+  return result;
+}

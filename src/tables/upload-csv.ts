@@ -1,0 +1,160 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ulid } from 'ulid';
+import type { Account } from '../auth/account.js';
+import { ApiError, badRequest, forbidden } from '../errors.js';
+import type { Database } from '../storage/database.js';
+import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
+import { parseCsvHeader, validateColumnNames } from './csv-header.js';
+import { loadCsv } from './csv-loader.js';
+import { trimTrailingNewlines } from './file-lines.js';
+import { saveTable } from './table-catalog.js';
+import { uploadedTableName, validateTableName } from './table-name.js';
+import { UploadBodyDecoder } from './upload-body-decoder.js';
+
+/**
+ * The CSV upload operation (spec §4.1): the JSON body streams through the decoder into a
+ * temporary file, then one write transaction loads it with DuckDB's reader and replaces the
+ * table, so readers see the old table or the new one and a failure leaves the old one.
+ */
+
+export interface ReceivedUpload {
+  /** The decoded CSV on disk; the caller removes it with `discard`. */
+  file: string;
+  fields: Map<string, unknown>;
+  hasData: boolean;
+  dataBytes: number;
+  head: Buffer;
+}
+
+export function payloadTooLarge(maxBytes: number): ApiError {
+  return new ApiError(
+    'payload_too_large',
+    `the request body must be smaller than ${maxBytes} bytes; split the data and append it with the insert operation`,
+  );
+}
+
+/** Fails the stream once `maxBytes` bytes have passed: a body must be smaller than that. */
+class ByteLimit extends Transform {
+  private seen = 0;
+
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen >= this.maxBytes) callback(payloadTooLarge(this.maxBytes));
+    else callback(null, chunk);
+  }
+}
+
+/**
+ * Streams `body` to a temporary file through the byte limit and the decoder. The body
+ * stream itself is never destroyed here: after an early error the HTTP layer still has to
+ * answer on its connection.
+ */
+export async function receiveUpload(
+  body: Readable,
+  tmpDir: string,
+  maxBytes: number,
+): Promise<ReceivedUpload> {
+  await fs.mkdir(tmpDir, { recursive: true });
+  const file = path.join(tmpDir, `upload-${ulid()}.csv`);
+  const limit = new ByteLimit(maxBytes);
+  const decoder = new UploadBodyDecoder();
+  const abandon = () => {
+    if (!body.readableEnded) limit.destroy(new ClientGoneError());
+  };
+  body.once('close', abandon);
+  body.once('error', abandon);
+  body.pipe(limit);
+  try {
+    const sink = await fs.open(file, 'w');
+    await pipeline(limit, decoder, sink.createWriteStream());
+    const decoded = decoder.result;
+    if (!decoded) throw badRequest('malformed JSON body: the body ended early');
+    return { file, ...decoded };
+  } catch (error) {
+    body.unpipe(limit);
+    await discard(file);
+    throw error;
+  } finally {
+    body.off('close', abandon);
+    body.off('error', abandon);
+  }
+}
+
+/** The client closed the connection before sending the whole body. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+  constructor() {
+    super('the client closed the connection during the upload');
+  }
+}
+
+export async function discard(file: string): Promise<void> {
+  await fs.rm(file, { force: true });
+}
+
+interface UploadFields {
+  tableName: string;
+  description: string;
+  isPrivate: boolean;
+}
+
+function readFields(received: ReceivedUpload): UploadFields {
+  const { fields } = received;
+  if (!received.hasData) throw badRequest('field "data" is required: the CSV text, header line first');
+  if (!fields.has('table_name')) throw badRequest('field "table_name" is required');
+  const tableName = validateTableName(fields.get('table_name'));
+  const description = fields.get('description') ?? '';
+  if (typeof description !== 'string') throw badRequest('field "description" must be a string');
+  const isPrivate = fields.get('is_private') ?? false;
+  if (typeof isPrivate !== 'boolean') throw badRequest('field "is_private" must be true or false');
+  return { tableName, description, isPrivate };
+}
+
+/** Stores a received upload as `<handle>.dataset_<table_name>`; returns the stored name. */
+export async function storeUpload(
+  database: Database,
+  account: Account,
+  received: ReceivedUpload,
+): Promise<string> {
+  const fields = readFields(received);
+  if (fields.isPrivate && account.plan !== 'premium') {
+    throw forbidden('private tables need a premium plan; upload with "is_private": false or upgrade the key');
+  }
+  const size = await trimTrailingNewlines(received.file);
+  const header =
+    size > 0
+      ? parseCsvHeader(received.head.subarray(0, size), received.dataBytes <= received.head.length)
+      : undefined;
+  if (!header) throw badRequest('field "data" is empty: it must hold a CSV with a header line');
+  validateColumnNames(header.columns);
+
+  const namespace = account.handle;
+  const tableName = uploadedTableName(fields.tableName);
+  await database.write(async (session) => {
+    await session.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(namespace)}`);
+    const loaded = await loadCsv(
+      session,
+      received.file,
+      header.columns,
+      qualifiedName(namespace, tableName),
+      ulid(),
+    );
+    await saveTable(session, {
+      namespace,
+      tableName,
+      description: fields.description,
+      isPrivate: fields.isPrivate,
+      updatedAt: new Date(),
+      rowCount: loaded.rowCount,
+      sizeBytes: size,
+    });
+  });
+  return tableName;
+}
