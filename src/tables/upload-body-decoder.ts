@@ -73,7 +73,7 @@ function isHexDigit(byte: number | undefined): boolean {
   );
 }
 
-/** Start of the escapeAt sequence that begins in the last 6 bytes before `to`, or -1. */
+/** Start of the escape sequence that begins in the last 6 bytes before `to`, or -1. */
 function lastEscapeStart(buf: Buffer, from: number, to: number): number {
   for (let i = to - 1; i >= Math.max(from, to - 6); i--) {
     if (buf[i] === BACKSLASH && backslashesBefore(buf, i, from) % 2 === 0) return i;
@@ -82,7 +82,7 @@ function lastEscapeStart(buf: Buffer, from: number, to: number): number {
 }
 
 /**
- * The largest cut <= `to` such that buf[from, cut) ends neither inside an escapeAt sequence,
+ * The largest cut <= `to` such that buf[from, cut) ends neither inside an escape sequence,
  * nor inside a UTF-8 sequence, nor just after the high half of a `\uD83D\uDE00` pair.
  */
 function safeCut(buf: Buffer, from: number, to: number): number {
@@ -244,11 +244,11 @@ export class UploadBodyDecoder extends Transform {
           workOffset + from + Buffer.byteLength(text.slice(0, control.index)),
         );
       }
-      this.malformed('invalid escapeAt sequence in the "data" string', workOffset + from);
+      this.malformed('invalid escape sequence in the "data" string', workOffset + from);
     }
     if (!decoded.isWellFormed()) {
       throw badRequest(
-        `the "data" string holds an unpaired UTF-16 surrogate escapeAt (near byte ${workOffset + from} of the body)`,
+        `the "data" string holds an unpaired UTF-16 surrogate escape (near byte ${workOffset + from} of the body)`,
       );
     }
     this.emitData(Buffer.from(decoded, 'utf8'));
