@@ -16,12 +16,13 @@ export interface NameRef {
   end: number;
 }
 
-export type LiteralSyntax =
-  | { kind: 'string'; value: string; start: number }
-  | { kind: 'number'; text: string; start: number }
-  | { kind: 'boolean'; value: boolean; start: number }
-  | { kind: 'null'; start: number }
-  | { kind: 'hex'; digits: string; start: number };
+export type LiteralSyntax = { start: number; end: number } & (
+  | { kind: 'string'; value: string }
+  | { kind: 'number'; text: string }
+  | { kind: 'boolean'; value: boolean }
+  | { kind: 'null' }
+  | { kind: 'hex'; digits: string }
+);
 
 /** `operatorText` is the operator as the client spelled it, for messages (`!=`, `NOT ILIKE`). */
 export type FilterSyntax =

@@ -57,9 +57,14 @@ const SIMPLE: ReadonlyMap<string, ColumnType> = new Map<string, ColumnType>([
   ...['varchar', 'text', 'string', 'char', 'bpchar'].map((n) => [n, { kind: 'varchar' }] as const),
   ...['boolean', 'bool', 'logical'].map((n) => [n, { kind: 'boolean' }] as const),
   ['date', { kind: 'date' }],
-  ...['timestamp', 'datetime', 'timestamp without time zone', 'timestamp_us', 'timestamp_ms', 'timestamp_s'].map(
-    (n) => [n, { kind: 'timestamp', sqlType: 'TIMESTAMP', fractionDigits: 6 }] as const,
-  ),
+  ...[
+    'timestamp',
+    'datetime',
+    'timestamp without time zone',
+    'timestamp_us',
+    'timestamp_ms',
+    'timestamp_s',
+  ].map((n) => [n, { kind: 'timestamp', sqlType: 'TIMESTAMP', fractionDigits: 6 }] as const),
   ...['timestamp with time zone', 'timestamptz'].map(
     (n) => [n, { kind: 'timestamp', sqlType: 'TIMESTAMPTZ', fractionDigits: 6 }] as const,
   ),
@@ -92,5 +97,7 @@ export function classifyType(typeName: string): ColumnType {
 }
 
 export function isNumeric(type: ColumnType): boolean {
-  return type.kind === 'integer' || type.kind === 'bignum' || type.kind === 'decimal' || type.kind === 'float';
+  return (
+    type.kind === 'integer' || type.kind === 'bignum' || type.kind === 'decimal' || type.kind === 'float'
+  );
 }

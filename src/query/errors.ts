@@ -58,7 +58,10 @@ const MAX_ECHO = 40;
 export function echo(text: string, quote = "'"): string {
   const chars = [...text];
   const shown = chars.length > MAX_ECHO ? `${chars.slice(0, MAX_ECHO).join('')}…` : text;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: making control characters visible is the point
-  const visible = shown.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  let visible = '';
+  for (const c of shown) {
+    const code = c.charCodeAt(0);
+    visible += code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, '0')}` : c;
+  }
   return `${quote}${visible}${quote}`;
 }

@@ -91,7 +91,11 @@ export type LoweredComparison =
  * which DuckDB does inexactly (via DOUBLE) or not at all. For an integer column `> 1.5`
  * means `> 1` and `>= 1.5` means `>= 2`; `= 1.5` holds for no value.
  */
-export function lowerComparison(operator: ComparisonOperator, x: ExactNumber, domain: ExactDomain): LoweredComparison {
+export function lowerComparison(
+  operator: ComparisonOperator,
+  x: ExactNumber,
+  domain: ExactDomain,
+): LoweredComparison {
   const { floor, ceil } = unitsAtScale(x, domain.scale);
   const { min, max } = domain;
   const above = (k: bigint) => max !== undefined && k > max;
@@ -100,7 +104,9 @@ export function lowerComparison(operator: ComparisonOperator, x: ExactNumber, do
     case '=':
     case '<>': {
       const representable = floor === ceil && !above(floor) && !below(floor);
-      return representable ? { kind: 'compare', operator, units: floor } : { kind: 'always', value: operator === '<>' };
+      return representable
+        ? { kind: 'compare', operator, units: floor }
+        : { kind: 'always', value: operator === '<>' };
     }
     case '<':
     case '>=': {

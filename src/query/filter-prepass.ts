@@ -14,7 +14,7 @@
  * Structural checks that need no tree happen here, before jsep (which is recursive) runs:
  * nesting depth, balanced parentheses, IN list sizes, IS and BETWEEN shapes.
  */
-import type { SourceText } from './errors.js';
+import { echo, type SourceText } from './errors.js';
 import { type Token, tokenSource } from './lexer.js';
 import { MAX_LIST_ITEMS, MAX_NESTING_DEPTH } from './limits.js';
 
@@ -24,6 +24,12 @@ export interface EmittedItem {
   end: number;
   origin: number;
   display: string;
+  keyword: boolean;
+}
+
+/** An item as a message shows it: keywords as they are, anything else quoted. */
+export function describeItem(item: EmittedItem | undefined): string {
+  return item === undefined ? 'the end' : item.keyword ? item.display : echo(item.display);
 }
 
 export interface JsepInput {
@@ -52,7 +58,8 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
     if (expression !== '') {
       expression += ' ';
     }
-    items.push({ start: expression.length, end: expression.length + text.length, origin, display });
+    const keyword = /^[a-z_]+$/.test(text);
+    items.push({ start: expression.length, end: expression.length + text.length, origin, display, keyword });
     expression += text;
     afterOperand = text.startsWith('$') || text === ')' || text === ']';
   };
@@ -62,7 +69,11 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
   };
   const push = (kind: Frame['kind'], origin: number): void => {
     if (frames.length > MAX_NESTING_DEPTH) {
-      throw source.error(origin, `nesting deeper than ${MAX_NESTING_DEPTH} levels`, 'count each ( and each NOT');
+      throw source.error(
+        origin,
+        `nesting deeper than ${MAX_NESTING_DEPTH} levels`,
+        'count each ( and each NOT',
+      );
     }
     frames.push({ kind, origin, commas: 0, pendingBetween: undefined });
   };
@@ -81,11 +92,24 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
       throw source.error(origin, 'expected AND to complete BETWEEN … AND …');
     }
   };
-  const placeholder = (k: number, token: Token): void => emit(`$${k}`, token.start, tokenSource(source, token));
+  const placeholder = (k: number, token: Token): void =>
+    emit(`$${k}`, token.start, tokenSource(source, token));
+  /** jsep would read a word operator where an operand belongs as a name: say what was missing. */
+  const requireOperandBefore = (origin: number, display: string, wanted: string): void => {
+    if (!afterOperand) {
+      const previous = items[items.length - 1];
+      const after = previous === undefined ? '' : ` after ${describeItem(previous)}`;
+      throw source.error(origin, `expected ${wanted}${after}, found ${display}`);
+    }
+  };
   const openList = (k: number, operator: string): void => {
     const next = tokens[k];
     if (next?.kind !== 'symbol' || next.text !== '(') {
-      throw source.error(next?.start ?? source.text.length, `expected '(' after ${operator}`, 'write a list: col IN (1, 2)');
+      throw source.error(
+        next?.start ?? source.text.length,
+        `expected '(' after ${operator}`,
+        'write a list: col IN (1, 2)',
+      );
     }
     push('list', next.start);
     emit('[', next.start, '(');
@@ -150,6 +174,7 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
     const nextWord = next?.kind === 'word' ? next.text.toLowerCase() : undefined;
     switch (word) {
       case 'and':
+        requireOperandBefore(token.start, 'AND', 'a condition');
         closeNots(token.start);
         if (top().pendingBetween !== undefined) {
           top().pendingBetween = undefined;
@@ -159,6 +184,7 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
         }
         break;
       case 'or':
+        requireOperandBefore(token.start, 'OR', 'a condition');
         closeNots(token.start);
         requireNoPendingBetween(token.start);
         emit('or', token.start, 'OR');
@@ -181,11 +207,15 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
         k = emitOperator(word, token.start, word.toUpperCase(), k);
         break;
       case 'is': {
+        requireOperandBefore(token.start, 'IS', 'a column name');
         const negated = nextWord === 'not';
         const nullToken = tokens[negated ? k + 2 : k + 1];
         if (nullToken?.kind !== 'word' || nullToken.text.toLowerCase() !== 'null') {
           const at = negated ? nullToken : next;
-          throw source.error(at?.start ?? source.text.length, `expected ${negated ? 'NULL' : 'NULL or NOT NULL'} after ${negated ? 'IS NOT' : 'IS'}`);
+          throw source.error(
+            at?.start ?? source.text.length,
+            `expected ${negated ? 'NULL' : 'NULL or NOT NULL'} after ${negated ? 'IS NOT' : 'IS'}`,
+          );
         }
         emit(negated ? 'is_not' : 'is', token.start, negated ? 'IS NOT' : 'IS');
         k += negated ? 2 : 1;
@@ -202,13 +232,16 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
   if (unclosed.kind !== 'root') {
     throw source.error(unclosed.origin, "unclosed '('", "expected ')'");
   }
-  return { expression, items };
+  // jsep takes a word operator only when a character follows it: `a = 1 and` must reach it
+  // as a dangling AND, not as a name.
+  return { expression: `${expression} `, items };
 
   /**
    * IN, LIKE, ILIKE, BETWEEN and their NOT forms; `k` is the index of the operator's last
    * word. Returns the index of the last token consumed (an IN list's opening parenthesis).
    */
   function emitOperator(name: string, origin: number, display: string, k: number): number {
+    requireOperandBefore(origin, display, 'a column name');
     if (name === 'between' || name === 'not_between') {
       requireNoPendingBetween(origin);
       emit(name, origin, display);

@@ -56,7 +56,7 @@ const MISTAKES: ReadonlyMap<string, string> = new Map([
   ['||', 'write OR'],
   ['!', 'write NOT, or != to compare'],
   ['`', 'double-quote column names: "my column"'],
-  [';', 'a filter is a single expression'],
+  [';', 'semicolons are not part of the language'],
   ['[', 'IN lists are written in parentheses: col IN (1, 2)'],
   [']', 'IN lists are written in parentheses: col IN (1, 2)'],
   ['\u2018', "quote strings with ' (U+0027)"],
@@ -109,7 +109,11 @@ export function tokenize(source: SourceText): Token[] {
       const raw = sticky(HEX, text, i) ?? '';
       const end = i + raw.length;
       if (BARE_NAME_PART.test(charAt(text, end))) {
-        throw source.error(i, `invalid hex literal ${echo(readWordLike(text, i))}`, 'write 0x followed by hex digits');
+        throw source.error(
+          i,
+          `invalid hex literal ${echo(readWordLike(text, i))}`,
+          'write 0x followed by hex digits',
+        );
       }
       tokens.push({ kind: 'hex', digits: raw.slice(2), start: i, end });
       i = end;
@@ -211,7 +215,11 @@ export function readQuotedName(source: SourceText, start: number): { name: strin
       i += 1;
     }
   }
-  throw source.error(start, 'unterminated column name', 'close it with ", and write "" or \\" for a quote inside it');
+  throw source.error(
+    start,
+    'unterminated column name',
+    'close it with ", and write "" or \\" for a quote inside it',
+  );
 }
 
 /** How a token looks in the client's text, for messages. */

@@ -38,18 +38,32 @@ const matches = (x: string, re: string) => `regexp_full_match(${x}, '${re}')`;
 const significantDigits = (x: string) =>
   `length(trim(regexp_replace(regexp_replace(${x}, '[eE].*$', ''), '[^0-9]', '', 'g'), '0'))`;
 
+/** Canonical text of an integer: what the cast value prints back as (rules out `-0`, `007`, `+5`). */
+const roundTrips = (x: string, type: string) => `CAST(TRY_CAST(${x} AS ${type}) AS VARCHAR) = ${x}`;
+
+/**
+ * Whether text `x` is exactly a value of the type. The regular expression goes first: it is
+ * cheap, and a TRY_CAST that fails is slow.
+ */
 const PREDICATES = {
   BOOLEAN: (x: string) => `lower(${x}) IN ('true', 'false')`,
-  BIGINT: (x: string) =>
-    `CASE WHEN ${matches(x, INTEGER_RE)} THEN TRY_CAST(${x} AS BIGINT) IS NOT NULL ELSE false END`,
-  HUGEINT: (x: string) =>
-    `CASE WHEN ${matches(x, INTEGER_RE)} THEN TRY_CAST(${x} AS HUGEINT) IS NOT NULL ELSE false END`,
+  BIGINT: (x: string) => `CASE WHEN ${matches(x, INTEGER_RE)} THEN ${roundTrips(x, 'BIGINT')} ELSE false END`,
+  HUGEINT: (x: string) => `CASE WHEN ${matches(x, INTEGER_RE)} THEN ${roundTrips(x, 'HUGEINT')} ELSE false END`,
   DOUBLE: (x: string) =>
     `CASE WHEN ${matches(x, NUMBER_RE)} THEN (length(${x}) <= ${DOUBLE_DIGITS} OR ${significantDigits(x)} <= ${DOUBLE_DIGITS}) AND isfinite(TRY_CAST(${x} AS DOUBLE)) ELSE false END`,
-  DATE: (x: string) =>
-    `CASE WHEN ${matches(x, DATE_RE)} THEN TRY_CAST(${x} AS DATE) IS NOT NULL ELSE false END`,
+  DATE: (x: string) => `CASE WHEN ${matches(x, DATE_RE)} THEN TRY_CAST(${x} AS DATE) IS NOT NULL ELSE false END`,
   TIMESTAMP: (x: string) =>
     `CASE WHEN ${matches(x, TIMESTAMP_RE)} THEN TRY_CAST(${x} AS TIMESTAMP) IS NOT NULL ELSE false END`,
+};
+
+/**
+ * The same tests as PREDICATES, in the form cheapest when nearly every value passes, as
+ * while loading: integers skip the expression (the round trip alone is exact).
+ */
+const LOAD_CHECKS: Record<Candidate, (x: string) => string> = {
+  ...PREDICATES,
+  BIGINT: (x) => roundTrips(x, 'BIGINT'),
+  HUGEINT: (x) => roundTrips(x, 'HUGEINT'),
 };
 
 /** In order of preference: the first type every value fits wins. */
@@ -68,11 +82,15 @@ const fractionDigits = (x: string) => `length(split_part(${x}, '.', 2))`;
 export function inferenceSelectList(sourceColumns: readonly string[]): string {
   return sourceColumns
     .map((x, i) => {
-      const fits = CANDIDATES.map((type) => `bool_and(${PREDICATES[type](x)}) AS "t${i}_${type}"`);
+      const nonNull = `FILTER (WHERE ${x} IS NOT NULL)`;
+      // A predicate may be NULL where a cast fails; that must count as "does not fit".
+      const fits = CANDIDATES.map(
+        (type) => `bool_and(coalesce(${PREDICATES[type](x)}, false)) ${nonNull} AS "t${i}_${type}"`,
+      );
       const isDecimal = `${matches(x, DECIMAL_RE)}`;
       return [
         ...fits,
-        `bool_and(${isDecimal}) AS "t${i}_DECIMAL"`,
+        `bool_and(${isDecimal}) ${nonNull} AS "t${i}_DECIMAL"`,
         `max(CASE WHEN ${isDecimal} THEN ${integerDigits(x)} END) AS "t${i}_int"`,
         `max(CASE WHEN ${isDecimal} THEN ${fractionDigits(x)} END) AS "t${i}_frac"`,
       ].join(', ');
@@ -108,7 +126,11 @@ export function conversion(x: string, type: InferredType, index: number): string
   const fits =
     type.kind === 'DECIMAL'
       ? `${matches(x, DECIMAL_RE)} AND ${integerDigits(x)} <= ${type.precision - type.scale} AND ${fractionDigits(x)} <= ${type.scale}`
-      : PREDICATES[type.kind as Candidate](x);
-  const value = type.kind === 'BOOLEAN' ? `lower(${x}) = 'true'` : `CAST(${x} AS ${sqlType(type)})`;
+      : LOAD_CHECKS[type.kind](x);
+  // The same TRY_CAST as in the check: DuckDB computes a repeated expression once.
+  const value =
+    type.kind === 'BOOLEAN'
+      ? `lower(${x}) = 'true'`
+      : `${type.kind === 'BIGINT' || type.kind === 'HUGEINT' ? 'TRY_CAST' : 'CAST'}(${x} AS ${sqlType(type)})`;
   return `CASE WHEN ${x} IS NULL THEN NULL WHEN ${fits} THEN ${value} ELSE error('${WIDEN_MARKER}:${index}') END`;
 }

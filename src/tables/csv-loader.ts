@@ -1,6 +1,6 @@
 import { badRequest } from '../errors.js';
-import type { Session } from '../storage/database.js';
-import { quoteIdentifier, quoteLiteral } from '../storage/sql.js';
+import type { Database, Session } from '../storage/database.js';
+import { qualifiedName, quoteIdentifier, quoteLiteral } from '../storage/sql.js';
 import { StorageError } from '../storage/storage-error.js';
 import {
   conversion,
@@ -37,6 +37,8 @@ export interface LoadResult {
 interface ReaderOptions {
   file: string;
   columnCount: number;
+  /** Skip faulty lines (inference: the load that follows reports them). */
+  skipFaulty?: boolean;
   /** Temp table names where DuckDB records the first faulty line. */
   rejects?: { table: string; scan: string };
 }
@@ -45,7 +47,9 @@ function readCsv(options: ReaderOptions): string {
   const columns = Array.from({ length: options.columnCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
   const rejects = options.rejects
     ? `, store_rejects = true, rejects_table = ${quoteLiteral(options.rejects.table)}, rejects_scan = ${quoteLiteral(options.rejects.scan)}, rejects_limit = 1000`
-    : '';
+    : options.skipFaulty
+      ? ', ignore_errors = true'
+      : '';
   return `read_csv(?, auto_detect = false, header = true, delim = ',', quote = '"', escape = '"', allow_quoted_nulls = false, null_padding = false, columns = {${columns}}${rejects})`;
 }
 
@@ -58,54 +62,69 @@ async function inferTypes(
   sample: boolean,
 ): Promise<InferredType[]> {
   const sources = Array.from({ length: columnCount }, (_, i) => sourceColumn(i));
-  const from = readCsv({ file, columnCount });
+  const from = readCsv({ file, columnCount, skipFaulty: true });
   const source = sample ? `(SELECT * FROM ${from} LIMIT ${SAMPLE_ROWS})` : from;
   const [row] = await session.all(`SELECT ${inferenceSelectList(sources)} FROM ${source}`, [file]);
   return readInference(row ?? {}, columnCount);
 }
 
-export async function loadCsv(
-  session: Session,
-  file: string,
-  columnNames: readonly string[],
-  target: string,
-  jobId: string,
+export interface CsvTarget {
+  file: string;
+  columnNames: readonly string[];
+  namespace: string;
+  table: string;
+  /** Unique per load: names the temp tables of faulty lines. */
+  jobId: string;
+}
+
+/**
+ * Replaces `namespace.table` with the CSV, in a write transaction that also runs
+ * `finish` (the caller's bookkeeping), so both commit together or not at all. DuckDB aborts
+ * a transaction on any error, so a load that needs wider types is redone in a new one.
+ */
+export async function replaceTableWithCsv(
+  database: Database,
+  target: CsvTarget,
+  finish: (session: Session, loaded: LoadResult) => Promise<void>,
 ): Promise<LoadResult> {
+  const { file, columnNames, jobId } = target;
   const columnCount = columnNames.length;
   const rejects = { table: `rejects_${jobId}`, scan: `rejects_scan_${jobId}` };
-  const attempt = async (types: InferredType[]) => {
-    const select = columnNames
-      .map(
-        (name, i) =>
-          `${conversion(sourceColumn(i), types[i] as InferredType, i)} AS ${quoteIdentifier(name)}`,
-      )
-      .join(', ');
-    await session.run(
-      `CREATE OR REPLACE TABLE ${target} AS SELECT ${select} FROM ${readCsv({ file, columnCount, rejects })}`,
-      [file],
-    );
-  };
+  const load = (types: InferredType[]) =>
+    database.write(async (session) => {
+      const select = columnNames
+        .map((name, i) => `${conversion(sourceColumn(i), types[i] as InferredType, i)} AS ${quoteIdentifier(name)}`)
+        .join(', ');
+      const qualified = qualifiedName(target.namespace, target.table);
+      await session.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(target.namespace)}`);
+      await session.run(
+        `CREATE OR REPLACE TABLE ${qualified} AS SELECT ${select} FROM ${readCsv({ file, columnCount, rejects })}`,
+        [file],
+      );
+      await throwFirstReject(session, file, rejects.table, columnCount);
+      for (const temp of [rejects.table, rejects.scan]) {
+        await session.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(temp)}`);
+      }
+      const [count] = await session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${qualified}`);
+      const loaded: LoadResult = {
+        rowCount: Number(count?.n ?? 0),
+        columns: columnNames.map((name, i) => ({ name, type: sqlType(types[i] as InferredType) })),
+      };
+      await finish(session, loaded);
+      return loaded;
+    });
   try {
-    let types = await inferTypes(session, file, columnCount, true);
+    const sampled = await database.read((session) => inferTypes(session, file, columnCount, true));
     try {
-      await attempt(types);
+      return await load(sampled);
     } catch (error) {
       if (!(error instanceof StorageError && error.message.includes(WIDEN_MARKER))) throw error;
-      types = await inferTypes(session, file, columnCount, false);
-      await attempt(types);
     }
-    await throwFirstReject(session, file, rejects.table, columnCount);
-    const [count] = await session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${target}`);
-    return {
-      rowCount: Number(count?.n ?? 0),
-      columns: columnNames.map((name, i) => ({ name, type: sqlType(types[i] as InferredType) })),
-    };
+    const full = await database.read((session) => inferTypes(session, file, columnCount, false));
+    return await load(full);
   } catch (error) {
-    if (error instanceof StorageError) throw await describeReadError(error);
+    if (error instanceof StorageError) throw describeReadError(error);
     throw error;
-  } finally {
-    await session.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(rejects.table)}`).catch(() => undefined);
-    await session.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(rejects.scan)}`).catch(() => undefined);
   }
 }
 
@@ -155,7 +174,7 @@ function describeReject(type: string, line: number, columnCount: number): string
  * A read error DuckDB raised instead of recording a faulty line. Its message names the
  * temporary file, which clients must not see: only its first sentence is kept.
  */
-async function describeReadError(error: StorageError): Promise<Error> {
+function describeReadError(error: StorageError): Error {
   const firstLine = error.message.split('\n')[0] ?? '';
   if (/^(Invalid Input|Conversion) Error/.test(firstLine)) {
     const line = /CSV Error on Line: (\d+)/.exec(error.message)?.[1];

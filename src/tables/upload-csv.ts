@@ -6,9 +6,8 @@ import { ulid } from 'ulid';
 import type { Account } from '../auth/account.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import type { Database } from '../storage/database.js';
-import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
 import { parseCsvHeader, validateColumnNames } from './csv-header.js';
-import { loadCsv } from './csv-loader.js';
+import { replaceTableWithCsv } from './csv-loader.js';
 import { trimTrailingNewlines } from './file-lines.js';
 import { saveTable } from './table-catalog.js';
 import { uploadedTableName, validateTableName } from './table-name.js';
@@ -137,24 +136,19 @@ export async function storeUpload(
 
   const namespace = account.handle;
   const tableName = uploadedTableName(fields.tableName);
-  await database.write(async (session) => {
-    await session.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(namespace)}`);
-    const loaded = await loadCsv(
-      session,
-      received.file,
-      header.columns,
-      qualifiedName(namespace, tableName),
-      ulid(),
-    );
-    await saveTable(session, {
-      namespace,
-      tableName,
-      description: fields.description,
-      isPrivate: fields.isPrivate,
-      updatedAt: new Date(),
-      rowCount: loaded.rowCount,
-      sizeBytes: size,
-    });
-  });
+  await replaceTableWithCsv(
+    database,
+    { file: received.file, columnNames: header.columns, namespace, table: tableName, jobId: ulid() },
+    (session, loaded) =>
+      saveTable(session, {
+        namespace,
+        tableName,
+        description: fields.description,
+        isPrivate: fields.isPrivate,
+        updatedAt: new Date(),
+        rowCount: loaded.rowCount,
+        sizeBytes: size,
+      }),
+  );
   return tableName;
 }

@@ -1,0 +1,96 @@
+/**
+ * `sort_by`: `col [ASC|DESC] [NULLS FIRST|NULLS LAST], ...` (DESIGN.md §5). Keywords count
+ * only where a keyword can stand, so a column may be called `desc` or `nulls`.
+ */
+import { echo, SourceText } from './errors.js';
+import { displayName, quoteIdentifier, type ResultColumn, resolveColumn } from './identifiers.js';
+import { checkText, type Token, tokenize } from './lexer.js';
+
+export interface SortKey {
+  column: ResultColumn;
+  direction: 'ASC' | 'DESC';
+  /** Absent when the client did not say: DuckDB then puts NULLs last. */
+  nulls?: 'FIRST' | 'LAST';
+}
+
+export function parseSortBy(text: string, columns: readonly ResultColumn[]): SortKey[] {
+  const source = new SourceText('sort_by', text);
+  checkText(source);
+  const tokens = tokenize(source);
+  const keys: SortKey[] = [];
+  let k = 0;
+  const word = (token: Token | undefined): string | undefined =>
+    token?.kind === 'word' ? token.text.toLowerCase() : undefined;
+  const found = (token: Token | undefined): string =>
+    token === undefined
+      ? 'the end'
+      : echo(source.text.slice(token.start, token.end), token.kind === 'string' ? '' : "'");
+
+  for (;;) {
+    const nameToken = tokens[k];
+    if (nameToken?.kind !== 'word' && nameToken?.kind !== 'quoted-name') {
+      const where = k === 0 ? '' : " after ','";
+      throw source.error(
+        nameToken?.start ?? text.length,
+        `expected a column name${where}, found ${found(nameToken)}`,
+        nameToken?.kind === 'string' ? 'double-quote names: "my column"' : undefined,
+      );
+    }
+    const name = nameToken.kind === 'word' ? nameToken.text : nameToken.name;
+    const after = tokens[k + 1];
+    if (after?.kind === 'symbol' && (after.text === '(' || after.text === '.')) {
+      throw source.error(
+        nameToken.start,
+        `expected a column name, found ${echo(source.text.slice(nameToken.start, after.end))}`,
+        'sort_by takes column names only',
+      );
+    }
+    const key: SortKey = { column: resolveColumn(source, columns, name, nameToken.start), direction: 'ASC' };
+    k++;
+    const direction = word(tokens[k]);
+    const hasDirection = direction === 'asc' || direction === 'desc';
+    if (hasDirection) {
+      key.direction = direction === 'asc' ? 'ASC' : 'DESC';
+      k++;
+    }
+    if (word(tokens[k]) === 'nulls') {
+      const order = word(tokens[k + 1]);
+      if (order !== 'first' && order !== 'last') {
+        throw source.error(
+          tokens[k + 1]?.start ?? text.length,
+          `expected FIRST or LAST after NULLS, found ${found(tokens[k + 1])}`,
+        );
+      }
+      key.nulls = order === 'first' ? 'FIRST' : 'LAST';
+      k += 2;
+    }
+    keys.push(key);
+    const separator = tokens[k];
+    if (separator === undefined) {
+      return keys;
+    }
+    if (separator.kind !== 'symbol' || separator.text !== ',') {
+      const options =
+        key.nulls !== undefined
+          ? "','"
+          : hasDirection
+            ? "NULLS FIRST, NULLS LAST or ','"
+            : "ASC, DESC, NULLS FIRST, NULLS LAST or ','";
+      throw source.error(
+        separator.start,
+        `expected ${options} after ${displayName(name)}, found ${found(separator)}`,
+      );
+    }
+    k++;
+  }
+}
+
+/** `sort_by` as ORDER BY keys (without `ORDER BY`): names and keywords only, no parameters. */
+export function compileSortBy(text: string, columns: readonly ResultColumn[]): string {
+  return parseSortBy(text, columns)
+    .map(
+      (key) =>
+        `${quoteIdentifier(key.column.name)} ${key.direction}${key.nulls === undefined ? '' : ` NULLS ${key.nulls}`}`,
+    )
+    .join(', ');
+}
