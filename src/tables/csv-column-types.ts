@@ -48,10 +48,12 @@ const roundTrips = (x: string, type: string) => `CAST(TRY_CAST(${x} AS ${type}) 
 const PREDICATES = {
   BOOLEAN: (x: string) => `lower(${x}) IN ('true', 'false')`,
   BIGINT: (x: string) => `CASE WHEN ${matches(x, INTEGER_RE)} THEN ${roundTrips(x, 'BIGINT')} ELSE false END`,
-  HUGEINT: (x: string) => `CASE WHEN ${matches(x, INTEGER_RE)} THEN ${roundTrips(x, 'HUGEINT')} ELSE false END`,
+  HUGEINT: (x: string) =>
+    `CASE WHEN ${matches(x, INTEGER_RE)} THEN ${roundTrips(x, 'HUGEINT')} ELSE false END`,
   DOUBLE: (x: string) =>
     `CASE WHEN ${matches(x, NUMBER_RE)} THEN (length(${x}) <= ${DOUBLE_DIGITS} OR ${significantDigits(x)} <= ${DOUBLE_DIGITS}) AND isfinite(TRY_CAST(${x} AS DOUBLE)) ELSE false END`,
-  DATE: (x: string) => `CASE WHEN ${matches(x, DATE_RE)} THEN TRY_CAST(${x} AS DATE) IS NOT NULL ELSE false END`,
+  DATE: (x: string) =>
+    `CASE WHEN ${matches(x, DATE_RE)} THEN TRY_CAST(${x} AS DATE) IS NOT NULL ELSE false END`,
   TIMESTAMP: (x: string) =>
     `CASE WHEN ${matches(x, TIMESTAMP_RE)} THEN TRY_CAST(${x} AS TIMESTAMP) IS NOT NULL ELSE false END`,
 };

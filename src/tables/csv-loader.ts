@@ -93,7 +93,10 @@ export async function replaceTableWithCsv(
   const load = (types: InferredType[]) =>
     database.write(async (session) => {
       const select = columnNames
-        .map((name, i) => `${conversion(sourceColumn(i), types[i] as InferredType, i)} AS ${quoteIdentifier(name)}`)
+        .map(
+          (name, i) =>
+            `${conversion(sourceColumn(i), types[i] as InferredType, i)} AS ${quoteIdentifier(name)}`,
+        )
         .join(', ');
       const qualified = qualifiedName(target.namespace, target.table);
       await session.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(target.namespace)}`);

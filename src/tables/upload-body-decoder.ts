@@ -87,11 +87,15 @@ function lastEscapeStart(buf: Buffer, from: number, to: number): number {
  */
 function safeCut(buf: Buffer, from: number, to: number): number {
   let cut = to;
-  const escapeAt = lastEscapeStart(buf, from, cut);
-  if (escapeAt >= 0) {
+  // Backing up over an incomplete escape may leave the piece ending in a high surrogate.
+  for (;;) {
+    const escapeAt = lastEscapeStart(buf, from, cut);
+    if (escapeAt < 0) break;
     const isUnicode = buf[escapeAt + 1] === 0x75;
-    if (escapeAt + 1 >= cut || (isUnicode && escapeAt + 6 > cut)) cut = escapeAt;
-    else if (isUnicode && escapeAt + 6 === cut && isHighSurrogateEscape(buf, escapeAt)) cut = escapeAt;
+    const incomplete = escapeAt + 1 >= cut || (isUnicode && escapeAt + 6 > cut);
+    const dangling = isUnicode && escapeAt + 6 === cut && isHighSurrogateEscape(buf, escapeAt);
+    if (!incomplete && !dangling) break;
+    cut = escapeAt;
   }
   // A UTF-8 lead byte among the last three bytes whose sequence is not complete.
   for (let i = cut - 1; i >= Math.max(from, cut - 3); i--) {

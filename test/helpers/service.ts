@@ -19,7 +19,10 @@ export interface TestService extends RunningService {
   dataDir: string;
   /** fetch against the service with a key (header X-Service-Api-Key) unless `key: null`. */
   request(urlPath: string, init?: RequestInit & { key?: string | null }): Promise<Response>;
-  json<T = unknown>(urlPath: string, init?: RequestInit & { key?: string | null }): Promise<{ status: number; body: T }>;
+  json<T = unknown>(
+    urlPath: string,
+    init?: RequestInit & { key?: string | null },
+  ): Promise<{ status: number; body: T }>;
   stop(): Promise<void>;
 }
 
@@ -28,8 +31,17 @@ export function tempDir(prefix = 'svc-test-'): string {
 }
 
 /** A real listening service on a free port and a fresh data directory. */
-export async function startTestService(env: Record<string, string> = {}, dataDir = tempDir()): Promise<TestService> {
-  const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, API_KEYS: TEST_API_KEYS, RATE_LIMITS: 'off', ...env });
+export async function startTestService(
+  env: Record<string, string> = {},
+  dataDir = tempDir(),
+): Promise<TestService> {
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    API_KEYS: TEST_API_KEYS,
+    RATE_LIMITS: 'off',
+    ...env,
+  });
   const service = await startService(config, createLogger('silent'));
   const request = (urlPath: string, init: RequestInit & { key?: string | null } = {}) => {
     const { key = KEYS.alice, headers, ...rest } = init;
@@ -48,7 +60,9 @@ export async function startTestService(env: Record<string, string> = {}, dataDir
       try {
         body = JSON.parse(text);
       } catch {
-        throw new Error(`${urlPath} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+        throw new Error(
+          `${urlPath} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
+        );
       }
       return { status: response.status, body: body as T };
     },

@@ -218,7 +218,11 @@ describe('bad uploads get a 400 naming the problem and change nothing', () => {
 
   const badBodies: [string, string | Buffer, RegExp][] = [
     ['truncated JSON', '{"table_name":"guarded","data":"a\\n1', /malformed JSON body: unexpected end/],
-    ['trailing garbage', '{"table_name":"guarded","data":"a\\n1\\n"} x', /malformed JSON body: unexpected 'x'/],
+    [
+      'trailing garbage',
+      '{"table_name":"guarded","data":"a\\n1\\n"} x',
+      /malformed JSON body: unexpected 'x'/,
+    ],
     ['not an object', '["guarded"]', /expected '\{'/],
     ['empty body', '', /malformed JSON body/],
     ['trailing comma', '{"table_name":"guarded","data":"a\\n1\\n",}', /expected a field name/],
@@ -228,7 +232,11 @@ describe('bad uploads get a 400 naming the problem and change nothing', () => {
     ['duplicate field', '{"table_name":"guarded","table_name":"x","data":"a\\n1\\n"}', /appears twice/],
     [
       'invalid UTF-8 in data',
-      Buffer.concat([Buffer.from('{"table_name":"guarded","data":"a\\n'), Buffer.from([0xff, 0xfe]), Buffer.from('\\n"}')]),
+      Buffer.concat([
+        Buffer.from('{"table_name":"guarded","data":"a\\n'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('\\n"}'),
+      ]),
       /not valid UTF-8/,
     ],
   ];
@@ -248,22 +256,54 @@ describe('bad uploads get a 400 naming the problem and change nothing', () => {
     ['data null', { table_name: 'guarded', data: null }, /field "data" must be a string/],
     ['table_name not a string', { table_name: 7, data: 'a\n1\n' }, /field "table_name" must be a string/],
     ['description not a string', { table_name: 'guarded', data: 'a\n1\n', description: 1 }, /"description"/],
-    ['is_private not a boolean', { table_name: 'guarded', data: 'a\n1\n', is_private: 'yes' }, /"is_private"/],
+    [
+      'is_private not a boolean',
+      { table_name: 'guarded', data: 'a\n1\n', is_private: 'yes' },
+      /"is_private"/,
+    ],
     ['upper-case table name', { table_name: 'Guarded', data: 'a\n1\n' }, /lowercase/],
     ['table name starting with a digit', { table_name: '1guarded', data: 'a\n1\n' }, /lowercase letter/],
     ['table name with a dash', { table_name: 'guar-ded', data: 'a\n1\n' }, /lowercase letters, digits and _/],
-    ['injection in the table name', { table_name: 'guarded"; DROP TABLE x; --', data: 'a\n1\n' }, /table_name/],
+    [
+      'injection in the table name',
+      { table_name: 'guarded"; DROP TABLE x; --', data: 'a\n1\n' },
+      /table_name/,
+    ],
     ['empty table name', { table_name: '', data: 'a\n1\n' }, /must not be empty/],
     ['table name over 128 characters', { table_name: `g${'x'.repeat(128)}`, data: 'a\n1\n' }, /at most 128/],
     ['empty data', { table_name: 'guarded', data: '' }, /"data" is empty/],
     ['blank data', { table_name: 'guarded', data: '\n\n' }, /"data" is empty/],
-    ['column starting with a digit', { table_name: 'guarded', data: '1a,b\n1,2\n' }, /start with a letter or _: "1a"/],
+    [
+      'column starting with a digit',
+      { table_name: 'guarded', data: '1a,b\n1,2\n' },
+      /start with a letter or _: "1a"/,
+    ],
     ['column starting with a symbol', { table_name: 'guarded', data: 'a,$b\n1,2\n' }, /"\$b"/],
-    ['empty column name', { table_name: 'guarded', data: 'a,,c\n1,2,3\n' }, /empty column name at position 2/],
-    ['names equal ignoring case', { table_name: 'guarded', data: 'Keep,keep\n1,2\n' }, /differ ignoring case: "Keep" and "keep"/],
-    ['row with too few fields', { table_name: 'guarded', data: 'a,b\n1,2\n3\n4,5\n' }, /line 3 has fewer fields/],
-    ['row with too many fields', { table_name: 'guarded', data: 'a,b\n1,2\n3,4\n5,6,7\n' }, /line 4 has more fields/],
-    ['unterminated quote', { table_name: 'guarded', data: 'a,b\n1,2\n"3,4\n5,6\n' }, /line 3: a quoted value is not closed/],
+    [
+      'empty column name',
+      { table_name: 'guarded', data: 'a,,c\n1,2,3\n' },
+      /empty column name at position 2/,
+    ],
+    [
+      'names equal ignoring case',
+      { table_name: 'guarded', data: 'Keep,keep\n1,2\n' },
+      /differ ignoring case: "Keep" and "keep"/,
+    ],
+    [
+      'row with too few fields',
+      { table_name: 'guarded', data: 'a,b\n1,2\n3\n4,5\n' },
+      /line 3 has fewer fields/,
+    ],
+    [
+      'row with too many fields',
+      { table_name: 'guarded', data: 'a,b\n1,2\n3,4\n5,6,7\n' },
+      /line 4 has more fields/,
+    ],
+    [
+      'unterminated quote',
+      { table_name: 'guarded', data: 'a,b\n1,2\n"3,4\n5,6\n' },
+      /line 3: a quoted value is not closed/,
+    ],
     [
       'ragged row after a multi-line value (physical lines)',
       { table_name: 'guarded', data: 'a,b\n"x\ny\nz",2\n3,4\n5\n' },
@@ -282,21 +322,29 @@ describe('bad uploads get a 400 naming the problem and change nothing', () => {
 
   it('a ragged row after 50,000 good ones names its line', async () => {
     const rows = Array.from({ length: 50_000 }, (_, i) => `${i},${i}`);
-    const { status, body } = await upload({ table_name: 'guarded', data: `a,b\n${rows.join('\n')}\n1,2,3\n` });
+    const { status, body } = await upload({
+      table_name: 'guarded',
+      data: `a,b\n${rows.join('\n')}\n1,2,3\n`,
+    });
     expect(status).toBe(400);
     expect(body.error).toMatch(/line 50002 has more fields/);
     await expectUnchanged();
   });
 
   it('another content type is 415', async () => {
-    const { status, body } = await uploadRaw('table_name=guarded', { 'content-type': 'application/x-www-form-urlencoded' });
+    const { status, body } = await uploadRaw('table_name=guarded', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(status).toBe(415);
     expect(body.error).toMatch(/application\/json/);
     await expectUnchanged();
   });
 
   it('an unknown query parameter is 400', async () => {
-    const { status, body } = await service.json('/v1/table/upload/csv?foo=1', uploadBody({ table_name: 'guarded', data: 'a\n1\n' }));
+    const { status, body } = await service.json(
+      '/v1/table/upload/csv?foo=1',
+      uploadBody({ table_name: 'guarded', data: 'a\n1\n' }),
+    );
     expect(status).toBe(400);
     expect(body).toEqual({ error: expect.stringMatching(/unknown query parameter "foo"/) });
     await expectUnchanged();

@@ -30,7 +30,9 @@ async function load(values: string[]): Promise<{ type: string; text: (string | n
     { file, columnNames: ['v'], namespace: 'types', table, jobId: `job${jobs}` },
     async () => undefined,
   );
-  const rows = await database.read((s) => s.all<{ v: string | null }>(`SELECT CAST(v AS VARCHAR) AS v FROM types.${table}`));
+  const rows = await database.read((s) =>
+    s.all<{ v: string | null }>(`SELECT CAST(v AS VARCHAR) AS v FROM types.${table}`),
+  );
   return { type: loaded.columns[0]?.type ?? '', text: rows.map((r) => r.v) };
 }
 
@@ -38,14 +40,27 @@ describe('CSV type inference', () => {
   const cases: [string, string[], string][] = [
     ['integers', ['1', '-2', '0', '9223372036854775807'], 'BIGINT'],
     ['integers beyond 64 bits', ['1', '170141183460469231731687303715884105727'], 'HUGEINT'],
-    ['integers beyond 128 bits stay exact as text', ['1', '1701411834604692317316873037158841057270'], 'VARCHAR'],
+    [
+      'integers beyond 128 bits stay exact as text',
+      ['1', '1701411834604692317316873037158841057270'],
+      'VARCHAR',
+    ],
     ['decimals', ['1.5', '-0.25', '3'], 'DOUBLE'],
     ['exponents and leading points', ['1e3', '.5', '-2.5E-3'], 'DOUBLE'],
     ['more digits than a double holds', ['0.1234567890123456789', '1.5'], 'DECIMAL(20,19)'],
     ['negative zero keeps its sign as a double', ['1', '-0'], 'DOUBLE'],
     ['booleans in any case', ['true', 'FALSE', 'True'], 'BOOLEAN'],
     ['dates', ['2024-01-05', '2024-02-29'], 'DATE'],
-    ['timestamps, T, Z and UTC', ['2024-01-05 10:00:00', '2024-01-05T10:00:00.123456', '2024-01-05 10:00:00Z', '2024-01-05 10:00:00 UTC'], 'TIMESTAMP'],
+    [
+      'timestamps, T, Z and UTC',
+      [
+        '2024-01-05 10:00:00',
+        '2024-01-05T10:00:00.123456',
+        '2024-01-05 10:00:00Z',
+        '2024-01-05 10:00:00 UTC',
+      ],
+      'TIMESTAMP',
+    ],
   ];
   for (const [name, values, type] of cases) {
     it(`${name}: ${type}`, async () => {

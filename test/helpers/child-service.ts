@@ -1,0 +1,49 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { TEST_API_KEYS } from './service.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface ChildService {
+  process: ChildProcess;
+  url: string;
+  output: () => string;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  exited: Promise<number | string>;
+}
+
+/** Runs the CLI in a child process, as a user would: `node --import tsx src/cli/main.ts ...`. */
+export function runCli(args: string[], env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Starts `serve` on a free port and waits for its start-up line. */
+export async function spawnService(dataDir: string, env: Record<string, string> = {}): Promise<ChildService> {
+  const child = runCli(['serve'], {
+    PORT: '0',
+    DATA_DIR: dataDir,
+    API_KEYS: TEST_API_KEYS,
+    RATE_LIMITS: 'off',
+    ...env,
+  });
+  let output = '';
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /Serving on (http:\/\/\S+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    exited.then((code) => reject(new Error(`service exited (${code}) before serving:\n${output}`)));
+    setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 30_000).unref();
+  });
+  return { process: child, url, output: () => output, exited };
+}

@@ -1,0 +1,124 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KEYS, startTestService, type TestService } from '../helpers/service.js';
+
+let service: TestService;
+
+beforeAll(async () => {
+  service = await startTestService();
+});
+afterAll(async () => {
+  await service.stop();
+});
+
+describe('authentication', () => {
+  it('GET /v1/account answers {handle, plan, admin} for each kind of key', async () => {
+    expect((await service.json('/v1/account', { key: KEYS.alice })).body).toEqual({
+      handle: 'alice',
+      plan: 'free',
+      admin: false,
+    });
+    expect((await service.json('/v1/account', { key: KEYS.bob })).body).toEqual({
+      handle: 'bob',
+      plan: 'premium',
+      admin: false,
+    });
+    expect((await service.json('/api/v1/account', { key: KEYS.admin })).body).toEqual({
+      handle: 'root',
+      plan: 'premium',
+      admin: true,
+    });
+  });
+
+  it('accepts the key in X-Service-Api-Key, X-Dune-Api-Key or api_key', async () => {
+    const viaDune = await service.json('/v1/account', { key: null, headers: { 'X-Dune-Api-Key': KEYS.bob } });
+    expect(viaDune.status).toBe(200);
+    const viaQuery = await service.json(`/v1/account?api_key=${encodeURIComponent(KEYS.bob)}`, { key: null });
+    expect(viaQuery.body).toEqual({ handle: 'bob', plan: 'premium', admin: false });
+  });
+
+  it('answers 401 {"error":"invalid API Key"} for a missing, unknown or empty key', async () => {
+    for (const init of [
+      { key: null },
+      { key: 'wrong-key-123456' },
+      { key: '' },
+      { key: 'x'.repeat(10_000) },
+    ]) {
+      const { status, body } = await service.json('/v1/account', init);
+      expect(status).toBe(401);
+      expect(body).toEqual({ error: 'invalid API Key' });
+    }
+  });
+
+  it('a repeated api_key parameter is not a key', async () => {
+    const { status } = await service.json(`/v1/account?api_key=${KEYS.alice}&api_key=${KEYS.alice}`, {
+      key: null,
+    });
+    expect(status).toBe(401);
+  });
+
+  it('picks up a key made by `keys create` without a restart, storing only its hash', async () => {
+    const output = execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'keys',
+        'create',
+        '--handle',
+        'dave',
+        '--premium',
+        '--data-dir',
+        service.dataDir,
+      ],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const key = output.trim();
+    expect(key).toMatch(/^sk_[A-Za-z0-9_-]{40,}$/);
+    const file = fs.readFileSync(path.join(service.dataDir, 'keys.json'), 'utf8');
+    expect(file).not.toContain(key);
+    expect(file).toContain('"handle": "dave"');
+    const { status, body } = await service.json('/v1/account', { key });
+    expect(status).toBe(200);
+    expect(body).toEqual({ handle: 'dave', plan: 'premium', admin: false });
+  });
+
+  it('never writes a key into the logs', async () => {
+    const lines: string[] = [];
+    const { createLogger } = await import('../../src/log.js');
+    const { loadConfig } = await import('../../src/config/config.js');
+    const { startService } = await import('../../src/service.js');
+    const { Writable } = await import('node:stream');
+    const { pino } = await import('pino');
+    const dataDir = fs.mkdtempSync(path.join(service.dataDir, 'logs-'));
+    const logger = pino(
+      { level: 'debug' },
+      new Writable({
+        write(chunk, _e, cb) {
+          lines.push(String(chunk));
+          cb();
+        },
+      }),
+    );
+    expect(createLogger).toBeDefined();
+    const other = await startService(
+      loadConfig({ PORT: '0', DATA_DIR: dataDir, API_KEYS: `${KEYS.alice}=alice`, RATE_LIMITS: 'off' }),
+      logger,
+    );
+    try {
+      await fetch(`${other.url}/v1/account?api_key=${KEYS.alice}`);
+      await fetch(`${other.url}/v1/account`, { headers: { 'x-service-api-key': KEYS.alice } });
+      await fetch(`${other.url}/v1/account`, { headers: { 'x-service-api-key': 'bad-key-with-secret' } });
+      await fetch(`${other.url}/v1/nope?api_key=${KEYS.alice}`);
+    } finally {
+      await other.close();
+    }
+    const log = lines.join('');
+    expect(log).toContain('"path":"/v1/account"');
+    expect(log).not.toContain(KEYS.alice);
+    expect(log).not.toContain('bad-key-with-secret');
+  });
+});
