@@ -18,7 +18,10 @@ const MIGRATIONS = [
      created_at TIMESTAMP NOT NULL,
      updated_at TIMESTAMP NOT NULL,
      row_count BIGINT NOT NULL,
-     size_bytes BIGINT NOT NULL
+     size_bytes BIGINT NOT NULL,
+     -- JSON [{name, type, nullable}] for tables made from a declared schema (the create
+     -- operation), whose types (int256…) say more than DuckDB's; NULL for uploads.
+     declared_columns VARCHAR
    )`,
 ];
 

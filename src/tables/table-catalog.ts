@@ -1,6 +1,7 @@
 import type { Account } from '../auth/account.js';
 import type { Session } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
+import type { DeclaredColumn } from './table-schema.js';
 
 /**
  * The service's record of each user table (description, privacy, timestamps, counts),
@@ -16,6 +17,8 @@ export interface TableRecord {
   updatedAt: Date;
   rowCount: number;
   sizeBytes: number;
+  /** The schema a created table was declared with; undefined for uploads. */
+  declaredColumns?: DeclaredColumn[];
 }
 
 export interface TableColumn {
@@ -37,6 +40,7 @@ interface TableRow {
   updated_at: Date;
   row_count: bigint;
   size_bytes: bigint;
+  declared_columns: string | null;
 }
 
 function fromRow(row: TableRow): TableRecord {
@@ -49,6 +53,9 @@ function fromRow(row: TableRow): TableRecord {
     updatedAt: row.updated_at,
     rowCount: Number(row.row_count),
     sizeBytes: Number(row.size_bytes),
+    ...(row.declared_columns
+      ? { declaredColumns: JSON.parse(row.declared_columns) as DeclaredColumn[] }
+      : {}),
   };
 }
 
@@ -71,7 +78,7 @@ export async function saveTable(session: Session, record: Omit<TableRecord, 'cre
     record.namespace,
     record.tableName,
   ]);
-  await session.run(`INSERT INTO ${SERVICE_SCHEMA}.tables VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, [
+  await session.run(`INSERT INTO ${SERVICE_SCHEMA}.tables VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
     record.namespace,
     record.tableName,
     record.description,
@@ -80,6 +87,7 @@ export async function saveTable(session: Session, record: Omit<TableRecord, 'cre
     record.updatedAt.toISOString(),
     record.rowCount,
     record.sizeBytes,
+    record.declaredColumns ? JSON.stringify(record.declaredColumns) : null,
   ]);
 }
 
@@ -121,7 +129,10 @@ export async function listTables(
     total = Number(count?.n ?? 0);
   }
   return {
-    tables: records.map((record) => ({ ...record, columns: columns.get(key(record)) ?? [] })),
+    tables: records.map((record) => ({
+      ...record,
+      columns: record.declaredColumns ?? columns.get(key(record)) ?? [],
+    })),
     total,
   };
 }
