@@ -80,6 +80,7 @@ export function validateSchema(schema: unknown): DeclaredColumn[] {
   return schema.map((entry: unknown, i) => {
     const column = entry as { name?: unknown; type?: unknown; nullable?: unknown };
     if (typeof column !== 'object' || column === null) throw badRequest(`schema[${i}] must be an object`);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing exactly those
     if (typeof column.name !== 'string' || !/^[\p{L}_][^\u0000-\u001f]{0,254}$/u.test(column.name)) {
       throw badRequest(
         `schema[${i}].name must be a string starting with a letter or _ (at most 255 characters)`,
