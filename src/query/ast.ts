@@ -32,7 +32,6 @@ export type FilterSyntax =
       kind: 'compare';
       operator: ComparisonOperator;
       operatorText: string;
-      operatorStart: number;
       column: NameRef;
       value: LiteralSyntax;
     }
@@ -42,7 +41,6 @@ export type FilterSyntax =
       operatorText: string;
       column: NameRef;
       values: LiteralSyntax[];
-      listStart: number;
     }
   | {
       kind: 'like';

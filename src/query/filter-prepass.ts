@@ -15,7 +15,7 @@
  * nesting depth, balanced parentheses, IN list sizes, IS and BETWEEN shapes.
  */
 import { echo, type SourceText } from './errors.js';
-import { type Token, tokenSource } from './lexer.js';
+import { describeToken, type Token, tokenSource } from './lexer.js';
 import { MAX_LIST_ITEMS, MAX_NESTING_DEPTH } from './limits.js';
 
 /** One piece of jsep's input: where it is there, where it came from in the client's text, how it reads there. */
@@ -92,8 +92,16 @@ export function prepareForJsep(source: SourceText, tokens: readonly Token[]): Js
       throw source.error(origin, 'expected AND to complete BETWEEN … AND …');
     }
   };
-  const placeholder = (k: number, token: Token): void =>
+  const placeholder = (k: number, token: Token): void => {
+    // jsep also takes `(1 2)` as a list of two: the grammar wants commas.
+    if (top().kind === 'list' && afterOperand) {
+      throw source.error(
+        token.start,
+        `expected ',' or ')' in the IN list, found ${describeToken(source, token)}`,
+      );
+    }
     emit(`$${k}`, token.start, tokenSource(source, token));
+  };
   /** jsep would read a word operator where an operand belongs as a name: say what was missing. */
   const requireOperandBefore = (origin: number, display: string, wanted: string): void => {
     if (!afterOperand) {

@@ -10,7 +10,10 @@ import { echo, type SourceText } from './errors.js';
 import { describeItem, type EmittedItem, type JsepInput, prepareForJsep } from './filter-prepass.js';
 import { checkText, type Token, tokenize } from './lexer.js';
 
-/** Higher binds tighter. SQL: OR < AND < NOT < comparisons; BETWEEN's AND binds its bounds. */
+/**
+ * Higher binds tighter: OR < AND < predicates, and BETWEEN's AND binds its two bounds. NOT,
+ * which SQL places between AND and the predicates, is grouped by the pre-pass instead.
+ */
 const OR = 1;
 const AND = 2;
 const PREDICATE = 6;
@@ -157,6 +160,7 @@ const LIKE_OPERATORS: ReadonlyMap<string, { negated: boolean; caseInsensitive: b
   ['not_ilike', { negated: true, caseInsensitive: true }],
 ]);
 
+/** Walks jsep's tree into `FilterSyntax`, which has a place for nothing outside the grammar. */
 class Walker {
   constructor(
     private readonly source: SourceText,
@@ -227,7 +231,6 @@ class Walker {
         kind: 'compare',
         operator: comparison,
         operatorText,
-        operatorStart,
         column,
         value: this.literal(node.right, operatorText),
       };
@@ -249,14 +252,7 @@ class Walker {
           }
           return this.literal(element, operatorText);
         });
-        return {
-          kind: 'in',
-          negated: operator === 'not_in',
-          operatorText,
-          column,
-          values,
-          listStart: this.startOf(list),
-        };
+        return { kind: 'in', negated: operator === 'not_in', operatorText, column, values };
       }
       case 'is':
       case 'is_not':

@@ -222,7 +222,14 @@ export function readQuotedName(source: SourceText, start: number): { name: strin
   );
 }
 
-/** How a token looks in the client's text, for messages. */
+/** How a token looks in the client's text. */
 export function tokenSource(source: SourceText, token: Token): string {
   return source.text.slice(token.start, token.end);
+}
+
+/** A token for a message: quoted, unless it is a string literal, which brings its own quotes. */
+export function describeToken(source: SourceText, token: Token | undefined): string {
+  return token === undefined
+    ? 'the end'
+    : echo(tokenSource(source, token), token.kind === 'string' ? '' : "'");
 }

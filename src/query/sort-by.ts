@@ -4,7 +4,7 @@
  */
 import { echo, SourceText } from './errors.js';
 import { displayName, quoteIdentifier, type ResultColumn, resolveColumn } from './identifiers.js';
-import { checkText, type Token, tokenize } from './lexer.js';
+import { checkText, describeToken, type Token, tokenize } from './lexer.js';
 
 export interface SortKey {
   column: ResultColumn;
@@ -21,10 +21,7 @@ export function parseSortBy(text: string, columns: readonly ResultColumn[]): Sor
   let k = 0;
   const word = (token: Token | undefined): string | undefined =>
     token?.kind === 'word' ? token.text.toLowerCase() : undefined;
-  const found = (token: Token | undefined): string =>
-    token === undefined
-      ? 'the end'
-      : echo(source.text.slice(token.start, token.end), token.kind === 'string' ? '' : "'");
+  const found = (token: Token | undefined): string => describeToken(source, token);
 
   for (;;) {
     const nameToken = tokens[k];

@@ -105,6 +105,10 @@ describe('filters errors: names and values', () => {
       "filters: expected a quoted pattern after LIKE, found 5 at position 14; for example 'eigen%' (% matches any text, _ one character)",
     ],
     ['num_operators = 1e2000', 'filters: number with more than 1000 digits at position 16'],
+    [
+      "avs_name ILIKE 'a\u0000%'",
+      'filters: ILIKE patterns cannot contain the NUL character (U+0000) at position 17',
+    ],
   ])('%s', (...c) => check(c));
 });
 
@@ -236,6 +240,8 @@ describe('filters errors: structure', () => {
     ['avs_name NOT IN ( )', 'filters: empty IN list at position 18; write at least one value: col IN (1)'],
     ["avs_name IN ('a',)", "filters: expected a value after ',' at position 17"],
     ["avs_name IN ('a',,'b')", "filters: expected a value before ',' at position 17"],
+    ["avs_name IN ('a' 'b')", "filters: expected ',' or ')' in the IN list, found 'b' at position 17"],
+    ['num_operators IN (1, 2 3)', "filters: expected ',' or ')' in the IN list, found '3' at position 23"],
     ["avs_name IN 'a'", "filters: expected '(' after IN at position 12; write a list: col IN (1, 2)"],
     ['num_operators BETWEEN 1', 'filters: expected AND to complete BETWEEN … AND … at position 23'],
     ['num_operators BETWEEN 1 OR 2', 'filters: expected AND to complete BETWEEN … AND … at position 24'],
