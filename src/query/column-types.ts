@@ -95,9 +95,3 @@ export function classifyType(typeName: string): ColumnType {
   }
   return { kind: 'text' };
 }
-
-export function isNumeric(type: ColumnType): boolean {
-  return (
-    type.kind === 'integer' || type.kind === 'bignum' || type.kind === 'decimal' || type.kind === 'float'
-  );
-}
