@@ -4,8 +4,13 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { KeyStore } from './auth/key-store.js';
 import type { Config } from './config/config.js';
+import { Executions } from './executions/executions.js';
+import { loadSavedQueries } from './executions/saved-queries.js';
+import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './log.js';
+import { ResultRows } from './results/result-rows.js';
+import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
 import { migrate } from './storage/service-schema.js';
 
@@ -19,12 +24,21 @@ export const DATABASE_FILE = 'warehouse.duckdb';
 /** How long in-flight requests get to finish at shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
+/** The project's saved queries; QUERIES_DIR adds an operator's own. */
+export const PROJECT_QUERIES_DIR = path.resolve(import.meta.dirname, '../queries');
+
+/** Results up to this many rows are cut into pages in memory (DESIGN §5's hot path). */
+const IN_MEMORY_RESULT_ROWS = 50_000;
+const ROW_CACHE_BYTES = 256 * 1024 * 1024;
+const ANSWER_CACHE_BYTES = 128 * 1024 * 1024;
+
 export interface RunningService {
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
   url: string;
   /** The local key, when this data directory has one (first start or dev-api-key.txt). */
   localKey: { key: string; created: boolean } | undefined;
   database: Database;
+  executions: Executions;
   server: http.Server;
   close(): Promise<void>;
 }
@@ -62,8 +76,22 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
   const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
 
+  const folders = [PROJECT_QUERIES_DIR, ...(config.queriesDir ? [config.queriesDir] : [])];
+  const executions = new Executions(database, loadSavedQueries(folders, config.refreshIntervalSeconds), {
+    maxResultRows: config.maxResultRows,
+    retentionHours: config.resultRetentionHours,
+  }, logger);
+  await executions.open();
+  const scheduler = new Scheduler(executions, logger);
+
   let url = '';
-  const app = createApp({ config, database, keys, logger, baseUrl: () => config.publicBaseUrl ?? url });
+  const baseUrl = () => config.publicBaseUrl ?? url;
+  const results = new Results(
+    executions,
+    new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
+    { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
+  );
+  const app = createApp({ config, database, keys, logger, executions, results, baseUrl });
   const server = http.createServer(app);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
@@ -87,10 +115,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   });
   url = boundUrl(server, config.host);
+  scheduler.start();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      scheduler.stop();
+      executions.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
@@ -100,5 +131,5 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, server, close };
+  return { url, localKey, database, executions, server, close };
 }

@@ -1,6 +1,8 @@
 import type { KeyStore } from '../auth/key-store.js';
 import type { Config } from '../config/config.js';
+import type { Executions } from '../executions/executions.js';
 import type { Logger } from '../log.js';
+import type { Results } from '../results/results.js';
 import type { Database } from '../storage/database.js';
 
 /** Everything the HTTP layer is built from; the CLI makes these, tests may make their own. */
@@ -9,6 +11,8 @@ export interface AppDeps {
   database: Database;
   keys: KeyStore;
   logger: Logger;
+  executions: Executions;
+  results: Results;
   /** Absolute base of links the service hands out (`next_uri`): PUBLIC_BASE_URL or the bound address. */
   baseUrl: () => string;
 }

@@ -4,6 +4,8 @@ import type { AppDeps } from './app-deps.js';
 import { errorHandler } from './error-handler.js';
 import { requestLog } from './request-log.js';
 import { accountRoutes } from './routes/account.js';
+import { executionRoutes } from './routes/executions.js';
+import { resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
 
 /**
@@ -23,6 +25,8 @@ export function createApp(deps: AppDeps): express.Express {
   const api = express.Router({ caseSensitive: true, strict: false });
   accountRoutes(api, deps);
   tableRoutes(api, deps);
+  resultRoutes(api, deps);
+  executionRoutes(api, deps);
   app.use('/v1', api);
   app.use('/api/v1', api);
 

@@ -23,6 +23,23 @@ const MIGRATIONS = [
      -- operation), whose types (int256…) say more than DuckDB's; NULL for uploads.
      declared_columns VARCHAR
    )`,
+  // One row per execution of a saved query; its rows are the table _results.e_<id>.
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.executions (
+     execution_id VARCHAR NOT NULL,
+     query_id BIGINT NOT NULL,
+     state VARCHAR NOT NULL,
+     submitted_at TIMESTAMP NOT NULL,
+     started_at TIMESTAMP,
+     ended_at TIMESTAMP,
+     cancelled_at TIMESTAMP,
+     expires_at TIMESTAMP,
+     error_type VARCHAR,
+     error_message VARCHAR,
+     columns VARCHAR,
+     row_count BIGINT,
+     result_bytes BIGINT
+   )`,
+  'CREATE SCHEMA IF NOT EXISTS _results',
 ];
 
 export async function migrate(database: Database): Promise<void> {

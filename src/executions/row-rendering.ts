@@ -1,0 +1,111 @@
+import { quoteIdentifier, quoteLiteral } from '../storage/sql.js';
+import type { SnapshotColumn } from './execution.js';
+
+/**
+ * How result rows look on the wire, written as SQL so that DuckDB renders them: pages and
+ * the whole result's byte count then come from one renderer, vectorized. DESIGN.md §5:
+ * integers within ±2^53 are JSON numbers and larger ones strings; NaN and infinities are
+ * strings; timestamps `YYYY-MM-DD HH:MM:SS.mmm UTC`; dates `YYYY-MM-DD`; varbinary `0x` hex.
+ */
+
+const MAX_SAFE = '9007199254740991';
+
+type Kind =
+  | 'safe-integer'
+  | 'integer'
+  | 'float'
+  | 'decimal-number'
+  | 'decimal-text'
+  | 'timestamp'
+  | 'date'
+  | 'blob'
+  | 'text'
+  | 'other';
+
+function kindOf(type: string): Kind {
+  const t = type.toLowerCase();
+  if (/^(tinyint|smallint|integer|utinyint|usmallint|uinteger)$/.test(t)) return 'safe-integer';
+  if (/^(bigint|hugeint|ubigint|uhugeint|bignum)$/.test(t)) return 'integer';
+  if (t === 'double' || t === 'float') return 'float';
+  const decimal = /^decimal\((\d+),\s*(\d+)\)$/.exec(t);
+  // A decimal of up to 15 digits is exactly a double: a JSON number. Wider ones stay text.
+  if (decimal) return Number(decimal[1]) <= 15 ? 'decimal-number' : 'decimal-text';
+  if (t.startsWith('timestamp')) return 'timestamp';
+  if (t === 'date') return 'date';
+  if (t === 'blob') return 'blob';
+  if (t === 'varchar' || t === 'boolean' || t === 'uuid' || t === 'time' || t === 'interval') return 'text';
+  return 'other';
+}
+
+/** The column's value as JSON (a JSON-typed SQL expression). */
+export function jsonValue(column: SnapshotColumn): string {
+  const x = quoteIdentifier(column.name);
+  switch (kindOf(column.type)) {
+    case 'integer':
+      return `CASE WHEN ${x} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE} THEN to_json(${x}) ELSE to_json(CAST(${x} AS VARCHAR)) END`;
+    case 'float':
+      return `CASE WHEN isfinite(${x}) THEN to_json(${x}) WHEN isnan(${x}) THEN to_json('NaN') WHEN ${x} > 0 THEN to_json('Infinity') ELSE to_json('-Infinity') END`;
+    case 'decimal-number':
+      return `to_json(CAST(${x} AS DOUBLE))`;
+    case 'decimal-text':
+      return `to_json(CAST(${x} AS VARCHAR))`;
+    case 'timestamp':
+      return `to_json(strftime(${x}, '%Y-%m-%d %H:%M:%S.%g UTC'))`;
+    case 'date':
+      return `to_json(CAST(${x} AS VARCHAR))`;
+    case 'blob':
+      return `to_json('0x' || lower(hex(${x})))`;
+    default:
+      return `to_json(${x})`;
+  }
+}
+
+/** One row as a JSON object text, keys in the given order. */
+export function jsonRowExpression(columns: readonly SnapshotColumn[]): string {
+  if (columns.length === 0) return `'{}'`;
+  const pairs = columns.map((c) => `${quoteLiteral(c.name)}, ${jsonValue(c)}`);
+  return `CAST(json_object(${pairs.join(', ')}) AS VARCHAR)`;
+}
+
+/** The column's value as text, for CSV. */
+function textValue(column: SnapshotColumn): string {
+  const x = quoteIdentifier(column.name);
+  switch (kindOf(column.type)) {
+    case 'float':
+      return `CASE WHEN isfinite(${x}) THEN CAST(${x} AS VARCHAR) WHEN isnan(${x}) THEN 'NaN' WHEN ${x} > 0 THEN 'Infinity' ELSE '-Infinity' END`;
+    case 'timestamp':
+      return `strftime(${x}, '%Y-%m-%d %H:%M:%S.%g UTC')`;
+    case 'blob':
+      return `'0x' || lower(hex(${x}))`;
+    case 'other':
+      return `CAST(to_json(${x}) AS VARCHAR)`;
+    default:
+      return `CAST(${x} AS VARCHAR)`;
+  }
+}
+
+/** A CSV field: empty for NULL; quoted when it holds a comma, quote or line break, or is empty. */
+function csvField(column: SnapshotColumn): string {
+  const x = quoteIdentifier(column.name);
+  const t = textValue(column);
+  // DuckDB evaluates the repeated `t` once (common subexpressions).
+  return `CASE WHEN ${x} IS NULL THEN '' WHEN ${t} = '' OR regexp_matches(${t}, '[",\r\n]') THEN '"' || replace(${t}, '"', '""') || '"' ELSE ${t} END`;
+}
+
+/** One row as a CSV line (without its line end). */
+export function csvRowExpression(columns: readonly SnapshotColumn[]): string {
+  if (columns.length === 0) return `''`;
+  return columns.map(csvField).join(` || ',' || `);
+}
+
+/** The CSV header line. */
+export function csvHeader(columns: readonly SnapshotColumn[]): string {
+  return columns
+    .map((c) => (c.name === '' || /[",\r\n]/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name))
+    .join(',');
+}
+
+/** Bytes of `[row,row,…]` for the whole snapshot: total_result_set_bytes. */
+export function resultBytesQuery(table: string, columns: readonly SnapshotColumn[]): string {
+  return `SELECT coalesce(sum(strlen(${jsonRowExpression(columns)})), 0) + greatest(count(*) - 1, 0) + 2 AS bytes FROM ${table}`;
+}

@@ -1,0 +1,80 @@
+import type { Request, Response, Router } from 'express';
+import { badRequest, notFound } from '../../errors.js';
+import { parseResultRequest, RESULT_PARAMETERS } from '../../results/result-request.js';
+import type { ResultFormat } from '../../results/result-rows.js';
+import type { Answer } from '../../results/results.js';
+import type { AppDeps } from '../app-deps.js';
+import { authenticate } from '../authenticate.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
+import { readQueryParams } from '../query-params.js';
+
+/** The saved query behind the spec's metrics endpoint (the id the mirrored API uses). */
+export const AVS_METRICS_QUERY_ID = 3693850;
+
+/** A query id from a path or queryID: decimal digits (`03693850` is 3693850). */
+export function parseQueryId(text: string | undefined, what: string): number {
+  if (text === undefined || !/^\d{1,15}$/.test(text))
+    throw notFound(`no saved query with id ${JSON.stringify(String(text).slice(0, 40))}`);
+  const id = Number(text);
+  if (!Number.isSafeInteger(id)) throw badRequest(`${what} is out of range`);
+  return id;
+}
+
+function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
+  const url = req.originalUrl;
+  const question = url.indexOf('?');
+  if (question >= 0) {
+    for (const name of new URLSearchParams(url.slice(question + 1)).keys()) {
+      if (name.startsWith('params.')) throw badRequest(`saved queries take no parameters; remove "${name}"`);
+    }
+  }
+  return readQueryParams(req, [...RESULT_PARAMETERS, ...extra]);
+}
+
+export function send(res: Response, answer: Answer): void {
+  res.status(answer.status);
+  res.setHeader('Content-Type', answer.contentType);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.end(answer.body);
+}
+
+export function resultRoutes(router: Router, deps: AppDeps): void {
+  const auth = authenticate(deps.keys);
+  const { results } = deps;
+
+  router
+    .route('/restaking/avs-stats')
+    .get(auth, async (req: Request, res: Response) => {
+      const params = resultParams(req, ['queryID']);
+      const given = params.get('queryID');
+      if (given === undefined)
+        throw badRequest(`query parameter "queryID" is required (${AVS_METRICS_QUERY_ID})`);
+      if (!/^\d{1,15}$/.test(given.trim()) || Number(given.trim()) !== AVS_METRICS_QUERY_ID) {
+        throw badRequest(
+          `query parameter "queryID" must be ${AVS_METRICS_QUERY_ID}, the AVS metrics query; got ${JSON.stringify(given)}`,
+        );
+      }
+      params.delete('queryID');
+      send(res, await results.latest(AVS_METRICS_QUERY_ID, parseResultRequest(params), 'json', req.baseUrl));
+    })
+    .all(methodNotAllowed('GET'));
+
+  for (const format of ['json', 'csv'] as ResultFormat[]) {
+    const suffix = format === 'csv' ? '/csv' : '';
+    router
+      .route(`/query/:queryId/results${suffix}`)
+      .get(auth, async (req: Request, res: Response) => {
+        const id = parseQueryId(String(req.params.queryId), 'query id');
+        const request = parseResultRequest(resultParams(req));
+        send(res, await results.latest(id, request, format, req.baseUrl));
+      })
+      .all(methodNotAllowed('GET'));
+    router
+      .route(`/execution/:executionId/results${suffix}`)
+      .get(auth, async (req: Request, res: Response) => {
+        const request = parseResultRequest(resultParams(req));
+        send(res, await results.ofExecution(String(req.params.executionId), request, format, req.baseUrl));
+      })
+      .all(methodNotAllowed('GET'));
+  }
+}

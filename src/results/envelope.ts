@@ -1,0 +1,120 @@
+import {
+  type Execution,
+  type ExecutionState,
+  isFinished,
+  STATES,
+  visibleState,
+} from '../executions/execution.js';
+import type { PageRows } from './result-rows.js';
+
+/**
+ * The execution result envelope of spec §2.2: the execution's fields, then `result` with
+ * rows and metadata, and the next-page link. Absent values are left out, never null.
+ * The rows arrive rendered, so the body is assembled as text.
+ */
+
+export interface ResultMetadata {
+  column_names: string[];
+  column_types: string[];
+  datapoint_count: number;
+  execution_time_millis: number;
+  pending_time_millis: number;
+  result_set_bytes: number;
+  row_count: number;
+  total_result_set_bytes: number;
+  total_row_count: number;
+}
+
+export interface NextPage {
+  offset: number;
+  uri: string;
+}
+
+const iso = (date: Date | undefined) => date?.toISOString();
+
+/** The execution's own fields, in the spec's order; `state` may be overridden (partial → failed). */
+export function executionFields(
+  execution: Execution,
+  state: ExecutionState = visibleState(execution),
+): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    execution_id: execution.id,
+    query_id: execution.queryId,
+    state,
+    is_execution_finished: isFinished(execution),
+    submitted_at: iso(execution.submittedAt),
+    execution_started_at: iso(execution.startedAt),
+    execution_ended_at: iso(execution.endedAt),
+    cancelled_at: iso(execution.cancelledAt),
+    expires_at: iso(execution.expiresAt),
+  };
+  for (const key of Object.keys(fields)) if (fields[key] === undefined) delete fields[key];
+  return fields;
+}
+
+function timings(execution: Execution) {
+  const submitted = execution.submittedAt.getTime();
+  const started = execution.startedAt?.getTime() ?? submitted;
+  const ended = execution.endedAt?.getTime() ?? started;
+  return { pending: Math.max(0, started - submitted), execution: Math.max(0, ended - started) };
+}
+
+/** Metadata of one page. */
+export function pageMetadata(execution: Execution, page: PageRows, rowsJsonBytes: number): ResultMetadata {
+  const time = timings(execution);
+  return {
+    column_names: page.columns.map((c) => c.name),
+    column_types: page.columns.map((c) => c.type),
+    datapoint_count: page.rows.length * page.columns.length,
+    execution_time_millis: time.execution,
+    pending_time_millis: time.pending,
+    result_set_bytes: rowsJsonBytes,
+    row_count: page.rows.length,
+    total_result_set_bytes: execution.resultBytes ?? rowsJsonBytes,
+    total_row_count: page.totalRowCount,
+  };
+}
+
+/** Metadata of the whole result, for the status endpoint's `result_metadata`. */
+export function wholeResultMetadata(execution: Execution): ResultMetadata {
+  const time = timings(execution);
+  const columns = execution.columns ?? [];
+  const rows = execution.rowCount ?? 0;
+  const bytes = execution.resultBytes ?? 2;
+  return {
+    column_names: columns.map((c) => c.name),
+    column_types: columns.map((c) => c.type),
+    datapoint_count: rows * columns.length,
+    execution_time_millis: time.execution,
+    pending_time_millis: time.pending,
+    result_set_bytes: bytes,
+    row_count: rows,
+    total_result_set_bytes: bytes,
+    total_row_count: rows,
+  };
+}
+
+/** A results envelope with rows. */
+export function resultsEnvelope(
+  execution: Execution,
+  state: ExecutionState,
+  page: PageRows,
+  next: NextPage | undefined,
+): string {
+  const rowsJson = `[${page.rows.join(',')}]`;
+  const metadata = pageMetadata(execution, page, Buffer.byteLength(rowsJson));
+  const head = JSON.stringify(executionFields(execution, state));
+  const link = next ? `,"next_offset":${next.offset},"next_uri":${JSON.stringify(next.uri)}` : '';
+  return `${head.slice(0, -1)}${link},"result":{"rows":${rowsJson},"metadata":${JSON.stringify(metadata)}}}`;
+}
+
+/** An envelope without rows: not finished, failed, cancelled, expired, or refused as partial. */
+export function envelopeWithoutResult(
+  execution: Execution,
+  state: ExecutionState,
+  error?: { type: string; message: string },
+): Record<string, unknown> {
+  const fields = executionFields(execution, state);
+  const failure = error ?? (state === STATES.failed ? execution.error : undefined);
+  return failure ? { ...fields, error: failure } : fields;
+}

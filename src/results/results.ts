@@ -1,0 +1,169 @@
+import { ApiError, notFound } from '../errors.js';
+import {
+  type Execution,
+  type ExecutionState,
+  FAILURE_TYPES,
+  hasResult,
+  STATES,
+  visibleState,
+} from '../executions/execution.js';
+import type { Executions } from '../executions/executions.js';
+import { csvHeader } from '../executions/row-rendering.js';
+import {
+  envelopeWithoutResult,
+  executionFields,
+  type NextPage,
+  resultsEnvelope,
+  wholeResultMetadata,
+} from './envelope.js';
+import { LruCache } from './lru-cache.js';
+import { nextUri } from './next-page.js';
+import { type ResultRequest, requestKey } from './result-request.js';
+import type { ResultFormat, ResultRows } from './result-rows.js';
+
+/**
+ * Answers for the results endpoints. Every answer for a completed execution is a pure
+ * function of (execution, parameters), so the bytes of each one are kept and repeated
+ * requests are served from memory; a new execution simply makes new keys.
+ */
+
+export interface Answer {
+  status: number;
+  contentType: string;
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+export interface ResultsOptions {
+  maxDatapointsPerRequest: number;
+  baseUrl: () => string;
+  cacheBytes: number;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const CSV_TYPE = 'text/csv; charset=utf-8';
+
+const json = (status: number, value: unknown): Answer => ({
+  status,
+  contentType: JSON_TYPE,
+  body: Buffer.from(JSON.stringify(value)),
+  headers: {},
+});
+
+export class Results {
+  private readonly answers: LruCache<Answer>;
+
+  constructor(
+    private readonly executions: Executions,
+    private readonly rows: ResultRows,
+    private readonly options: ResultsOptions,
+  ) {
+    this.answers = new LruCache(options.cacheBytes, (answer) => answer.body.length + 256);
+  }
+
+  /** The latest result of a saved query (the metrics endpoint and /query/{id}/results). */
+  async latest(
+    queryId: number,
+    request: ResultRequest,
+    format: ResultFormat,
+    prefix: string,
+  ): Promise<Answer> {
+    if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
+    const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
+    if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
+    return this.answer(execution, request, format, prefix);
+  }
+
+  async ofExecution(
+    executionId: string,
+    request: ResultRequest,
+    format: ResultFormat,
+    prefix: string,
+  ): Promise<Answer> {
+    return this.answer(this.execution(executionId), request, format, prefix);
+  }
+
+  execution(executionId: string): Execution {
+    const execution = this.executions.get(executionId);
+    if (!execution) throw notFound(`no execution with id ${JSON.stringify(executionId.slice(0, 64))}`);
+    return execution;
+  }
+
+  /** GET /execution/{id}/status: the envelope without rows, plus queue place, error or metadata. */
+  status(executionId: string): Record<string, unknown> {
+    const execution = this.execution(executionId);
+    const state = visibleState(execution);
+    const body: Record<string, unknown> = executionFields(execution, state);
+    const position = this.executions.queuePosition(execution.id);
+    if (position !== undefined) body.queue_position = position;
+    if (execution.error) body.error = execution.error;
+    if (hasResult(execution) && state !== STATES.expired)
+      body.result_metadata = wholeResultMetadata(execution);
+    return body;
+  }
+
+  private async answer(
+    execution: Execution,
+    request: ResultRequest,
+    format: ResultFormat,
+    prefix: string,
+  ): Promise<Answer> {
+    const state = visibleState(execution);
+    const servable =
+      state === STATES.completed || (state === STATES.completedPartial && request.allowPartial);
+    if (!servable) return this.withoutResult(execution, state, format);
+    const sampled = request.sampleCount !== undefined;
+    const key = `${execution.id}\u0000${format}\u0000${prefix}\u0000${requestKey(request)}`;
+    if (!sampled) {
+      const cached = this.answers.get(key);
+      if (cached) return cached;
+    }
+    const page = await this.rows.page(execution, request, format, this.options.maxDatapointsPerRequest);
+    let next: NextPage | undefined;
+    const end = request.offset + page.rows.length;
+    if (!sampled && request.limit !== undefined && end < page.totalRowCount) {
+      next = {
+        offset: end,
+        uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
+      };
+    }
+    const answer: Answer =
+      format === 'json'
+        ? {
+            status: 200,
+            contentType: JSON_TYPE,
+            body: Buffer.from(resultsEnvelope(execution, state, page, next)),
+            headers: {},
+          }
+        : {
+            status: 200,
+            contentType: CSV_TYPE,
+            body: Buffer.from(`${csvHeader(page.columns)}\n${page.rows.map((row) => `${row}\n`).join('')}`),
+            headers: next ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri } : {},
+          };
+    if (!sampled) this.answers.set(key, answer);
+    return answer;
+  }
+
+  private withoutResult(execution: Execution, state: ExecutionState, format: ResultFormat): Answer {
+    const partial = state === STATES.completedPartial;
+    if (format === 'csv') {
+      throw new ApiError(
+        'conflict',
+        partial
+          ? `execution ${execution.id} holds a partial result (over the row limit); add allow_partial_results=true to get it`
+          : `execution ${execution.id} is in state ${state}: it has no result to return`,
+      );
+    }
+    if (partial) {
+      return json(
+        200,
+        envelopeWithoutResult(execution, STATES.failed, {
+          type: FAILURE_TYPES.resultTooLarge,
+          message: `the result has more than ${execution.rowCount} rows and is kept truncated to them; add allow_partial_results=true to get the partial result`,
+        }),
+      );
+    }
+    return json(200, envelopeWithoutResult(execution, state));
+  }
+}
