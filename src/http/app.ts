@@ -2,11 +2,13 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { ApiError } from '../errors.js';
 import type { AppDeps } from './app-deps.js';
 import { errorHandler } from './error-handler.js';
+import { rateLimit } from './rate-limit.js';
 import { requestLog } from './request-log.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
 import { resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
+import { settingsPage } from './settings-page.js';
 
 /**
  * Builds the express app without listening: the CLI owns start-up, tests listen on a
@@ -23,12 +25,14 @@ export function createApp(deps: AppDeps): express.Express {
   });
 
   const api = express.Router({ caseSensitive: true, strict: false });
+  api.use(rateLimit(deps.config.rateLimits, deps.keys));
   accountRoutes(api, deps);
   tableRoutes(api, deps);
   resultRoutes(api, deps);
   executionRoutes(api, deps);
   app.use('/v1', api);
   app.use('/api/v1', api);
+  app.use('/settings', settingsPage());
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new ApiError('not_found', `no such path: ${req.method} ${req.path.slice(0, 200)}`));

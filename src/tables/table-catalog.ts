@@ -91,6 +91,31 @@ export async function saveTable(session: Session, record: Omit<TableRecord, 'cre
   ]);
 }
 
+/** Counts of an append, in the transaction that appended. */
+export async function recordRowsAdded(
+  session: Session,
+  table: { namespace: string; tableName: string },
+  added: { rows: number; bytes: number; at: Date },
+): Promise<void> {
+  await session.run(
+    `UPDATE ${SERVICE_SCHEMA}.tables SET row_count = row_count + ?, size_bytes = size_bytes + ?, updated_at = ?
+      WHERE namespace = ? AND table_name = ?`,
+    [added.rows, added.bytes, added.at.toISOString(), table.namespace, table.tableName],
+  );
+}
+
+export async function recordCleared(
+  session: Session,
+  table: { namespace: string; tableName: string },
+  at: Date,
+): Promise<void> {
+  await session.run(
+    `UPDATE ${SERVICE_SCHEMA}.tables SET row_count = 0, size_bytes = 0, updated_at = ?
+      WHERE namespace = ? AND table_name = ?`,
+    [at.toISOString(), table.namespace, table.tableName],
+  );
+}
+
 export async function removeTable(session: Session, namespace: string, tableName: string): Promise<void> {
   await session.run(`DELETE FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ? AND table_name = ?`, [
     namespace,
@@ -135,6 +160,18 @@ export async function listTables(
     })),
     total,
   };
+}
+
+/** One table as the list shows it, whatever its privacy: callers decide who may see it. */
+export async function describeTable(
+  session: Session,
+  namespace: string,
+  tableName: string,
+): Promise<TableListing | undefined> {
+  const record = await findTable(session, namespace, tableName);
+  if (!record) return undefined;
+  const columns = await columnsOf(session, [record]);
+  return { ...record, columns: record.declaredColumns ?? columns.get(key(record)) ?? [] };
 }
 
 const key = (record: { namespace: string; tableName: string }) =>

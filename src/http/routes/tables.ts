@@ -1,41 +1,17 @@
 import path from 'node:path';
 import type { Request, Response, Router } from 'express';
-import { ApiError } from '../../errors.js';
-import { listTables, type TableListing } from '../../tables/table-catalog.js';
+import { listTables } from '../../tables/table-catalog.js';
 import { discard, payloadTooLarge, receiveUpload, storeUpload } from '../../tables/upload-csv.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
+import { requireJson } from '../content-type.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { integerParam, readQueryParams } from '../query-params.js';
+import { listEntry } from './table-entry.js';
+import { tableOperationRoutes } from './table-operations.js';
 
 const DEFAULT_LIST_LIMIT = 50;
 const MAX_LIST_LIMIT = 10_000;
-
-function requireJson(req: Request): void {
-  const type = req.headers['content-type'];
-  if (type !== undefined && !/^application\/json\b/i.test(type)) {
-    throw new ApiError(
-      'unsupported_media_type',
-      `Content-Type must be application/json, got ${JSON.stringify(type)}`,
-    );
-  }
-}
-
-function listEntry(table: TableListing) {
-  return {
-    full_name: `${table.namespace}.${table.tableName}`,
-    namespace: table.namespace,
-    table_name: table.tableName,
-    description: table.description,
-    is_private: table.isPrivate,
-    row_count: table.rowCount,
-    table_size_bytes: String(table.sizeBytes),
-    created_at: table.createdAt.toISOString(),
-    updated_at: table.updatedAt.toISOString(),
-    owner: { handle: table.namespace, type: 'user' },
-    columns: table.columns,
-  };
-}
 
 export function tableRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
@@ -73,5 +49,7 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
     router.route(path).post(auth, upload).all(methodNotAllowed('POST'));
   }
   router.route('/tables').get(auth, list).all(methodNotAllowed('GET'));
-  router.route('/uploads').get(auth, list).all(methodNotAllowed('GET'));
+  // POST /uploads (create) and the 405 for other methods come with the table operations.
+  router.route('/uploads').get(auth, list);
+  tableOperationRoutes(router, deps);
 }

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { KeyStore } from '../auth/key-store.js';
+import type { Plan, RateLimit } from '../config/config.js';
+import { ApiError } from '../errors.js';
+import { presentedKey } from './authenticate.js';
+
+/**
+ * Requests per minute per API key (RATE_LIMITS, DESIGN §2–3), in two buckets per key:
+ * writes (every method that changes something: upload, create, insert, clear, delete,
+ * execute, cancel are all POST or DELETE) and reads (the rest). A burst of inserts thus
+ * never locks a key out of reading its results, and the other way round.
+ *
+ * It runs once, in front of every API route, so routes added later are limited too.
+ * Requests without a valid key pass through untouched: the route answers them 401.
+ * Buckets are keyed by the account's handle and a hash of the key, never the key itself,
+ * and live in this process's memory (one process serves the API, DESIGN §9).
+ */
+
+const WINDOW_SECONDS = 60;
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+type Bucket = 'read' | 'write';
+
+function keyIdentity(handle: string, key: string): string {
+  return `${handle}:${createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, 22)}`;
+}
+
+const noLimit = (_req: Request, _res: Response, next: NextFunction) => next();
+
+export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: KeyStore) {
+  if (!limits) return noLimit;
+  const perMinute = (plan: Plan, bucket: Bucket) =>
+    bucket === 'read' ? limits[plan].readsPerMinute : limits[plan].writesPerMinute;
+  const limiters = new Map<string, RateLimiterMemory>();
+  for (const plan of ['free', 'premium'] as const) {
+    for (const bucket of ['read', 'write'] as const) {
+      limiters.set(
+        `${plan}:${bucket}`,
+        new RateLimiterMemory({
+          keyPrefix: bucket,
+          points: perMinute(plan, bucket),
+          duration: WINDOW_SECONDS,
+        }),
+      );
+    }
+  }
+
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const key = presentedKey(req);
+    const account = key === undefined ? undefined : keys.authenticate(key);
+    if (key === undefined || !account) {
+      next();
+      return;
+    }
+    const bucket: Bucket = READ_METHODS.has(req.method) ? 'read' : 'write';
+    const limit = perMinute(account.plan, bucket);
+    const limiter = limiters.get(`${account.plan}:${bucket}`) as RateLimiterMemory;
+    let outcome: RateLimiterRes;
+    let allowed: boolean;
+    try {
+      outcome = await limiter.consume(keyIdentity(account.handle, key));
+      allowed = true;
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      outcome = error;
+      allowed = false;
+    }
+    const resetSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+    const headers = {
+      'X-RateLimit-Limit': String(limit),
+      'X-RateLimit-Remaining': String(Math.max(0, outcome.remainingPoints)),
+      'X-RateLimit-Reset': String(resetSeconds),
+    };
+    if (allowed) {
+      res.set(headers);
+      next();
+      return;
+    }
+    next(
+      new ApiError(
+        'rate_limited',
+        `rate limit exceeded: this key may make ${limit} ${bucket} requests per minute on the ${account.plan} plan; retry in ${resetSeconds} s`,
+        { ...headers, 'Retry-After': String(resetSeconds) },
+      ),
+    );
+  };
+}

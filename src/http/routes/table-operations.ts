@@ -1,0 +1,115 @@
+import path from 'node:path';
+import express, { type Request, type Response, type Router } from 'express';
+import { clearTable } from '../../tables/clear-table.js';
+import { createTable, readCreateRequest } from '../../tables/create-table.js';
+import { deleteTable } from '../../tables/delete-table.js';
+import { checkInsertTarget, insertRows } from '../../tables/insert-rows.js';
+import { receiveBody } from '../../tables/receive-body.js';
+import {
+  canSee,
+  fullName,
+  type TableRef,
+  tableNotFound,
+  tableRefFromPath,
+} from '../../tables/table-access.js';
+import { describeTable } from '../../tables/table-catalog.js';
+import { discard, payloadTooLarge } from '../../tables/upload-csv.js';
+import type { AppDeps } from '../app-deps.js';
+import { accountOf, authenticate } from '../authenticate.js';
+import { insertFormat, requireJson } from '../content-type.js';
+import { methodNotAllowed } from '../method-not-allowed.js';
+import { readQueryParams } from '../query-params.js';
+import { listEntry } from './table-entry.js';
+
+/**
+ * Create, insert, clear, delete and describe (DESIGN §4), under /table and /uploads: the
+ * official TypeScript client calls the latter, older clients the former.
+ */
+
+/** A create body is a small JSON object; anything near this is not one. */
+const CREATE_BODY_LIMIT = 1_000_000;
+
+function pathRef(req: Request): TableRef {
+  return tableRefFromPath(req.params.namespace, req.params.table_name);
+}
+
+export function tableOperationRoutes(router: Router, deps: AppDeps): void {
+  const auth = authenticate(deps.keys);
+  const tmpDir = path.join(deps.config.dataDir, 'tmp');
+  const maxBytes = deps.config.maxUploadBytes;
+  const parseJson = express.json({ limit: CREATE_BODY_LIMIT, strict: true, type: () => true });
+
+  const create = async (req: Request, res: Response) => {
+    const request = readCreateRequest(req.body);
+    const outcome = await createTable(deps.database, accountOf(res), request);
+    const name = fullName(outcome);
+    res.status(outcome.alreadyExisted ? 200 : 201).json({
+      namespace: outcome.namespace,
+      table_name: outcome.tableName,
+      full_name: name,
+      example_query: `select * from ${name} limit 10`,
+      already_existed: outcome.alreadyExisted,
+      message: outcome.alreadyExisted
+        ? `Table ${name} already exists with this schema; nothing was changed`
+        : `Table ${name} created`,
+    });
+  };
+
+  const insert = async (req: Request, res: Response) => {
+    const account = accountOf(res);
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    const format = insertFormat(req.headers['content-type']);
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+    await checkInsertTarget(deps.database, account, ref);
+    const received = await receiveBody(req, tmpDir, maxBytes, { dropCarriageReturns: format === 'ndjson' });
+    try {
+      const outcome = await insertRows(deps.database, account, ref, format, received);
+      res.json({ rows_written: outcome.rowsWritten, bytes_written: received.bytes, name: fullName(ref) });
+    } finally {
+      await discard(received.file);
+    }
+  };
+
+  const clear = async (req: Request, res: Response) => {
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    await clearTable(deps.database, accountOf(res), ref);
+    res.json({ message: `Table ${fullName(ref)} successfully cleared` });
+  };
+
+  const remove = async (req: Request, res: Response) => {
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    await deleteTable(deps.database, accountOf(res), ref);
+    res.json({ message: `Table ${fullName(ref)} successfully deleted` });
+  };
+
+  const describe = async (req: Request, res: Response) => {
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    const account = accountOf(res);
+    const table = await deps.database.read((session) => describeTable(session, ref.namespace, ref.tableName));
+    if (!table || !canSee(account, table)) throw tableNotFound(ref);
+    res.json(listEntry(table));
+  };
+
+  const createChecks = (req: Request, _res: Response, next: (error?: unknown) => void) => {
+    readQueryParams(req, []);
+    requireJson(req);
+    next();
+  };
+
+  router.route('/table/create').post(auth, createChecks, parseJson, create).all(methodNotAllowed('POST'));
+  router.route('/uploads').post(auth, createChecks, parseJson, create).all(methodNotAllowed('GET', 'POST'));
+  for (const base of ['/table', '/uploads']) {
+    router
+      .route(`${base}/:namespace/:table_name`)
+      .get(auth, describe)
+      .delete(auth, remove)
+      .all(methodNotAllowed('GET', 'DELETE'));
+    router.route(`${base}/:namespace/:table_name/insert`).post(auth, insert).all(methodNotAllowed('POST'));
+    router.route(`${base}/:namespace/:table_name/clear`).post(auth, clear).all(methodNotAllowed('POST'));
+  }
+}

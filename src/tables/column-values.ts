@@ -1,0 +1,93 @@
+import { type DeclaredColumn, type DeclaredType, INTEGER_256_RANGE } from './table-schema.js';
+
+/**
+ * How inserted text becomes a value of a declared column, as SQL over a VARCHAR
+ * expression. DuckDB's own casts are lenient where data would be lost (`1.5` into an
+ * integer rounds to 2, `1e400` into a double becomes infinity), so those types get a
+ * stricter guard. Two forms of each rule:
+ * - `convert`: the stored value; raises a database error when the text does not fit
+ *   (the fast path, which then hands over to the diagnosis);
+ * - `fits`: true when the text converts exactly; never raises (the diagnosis, which
+ *   looks for the first failing line).
+ * Both are given non-null text; NULL handling is the caller's.
+ */
+
+/** Raised inside SQL when a guard refuses a value; only ever seen as a StorageError. */
+const REFUSED = "error('value does not fit its column')";
+
+const WHOLE_NUMBER = String.raw`'\s*[+-]?[0-9]+\s*'`;
+const SPECIAL_DOUBLE = String.raw`'\s*[+-]?(?i:inf|infinity|nan)\s*'`;
+const HEX_BYTES = "'0[xX]([0-9a-fA-F]{2})*'";
+
+interface ValueRule {
+  convert(text: string): string;
+  fits(text: string): string;
+  /** What a fitting value looks like, for error messages. */
+  expected: string;
+}
+
+const castRule = (type: string, expected: string): ValueRule => ({
+  convert: (v) => `CAST(${v} AS ${type})`,
+  fits: (v) => `(TRY_CAST(${v} AS ${type}) IS NOT NULL)`,
+  expected,
+});
+
+const wholeNumberRule = (type: 'INTEGER' | 'BIGINT', expected: string): ValueRule => ({
+  convert: (v) =>
+    `CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN CAST(${v} AS ${type}) ELSE ${REFUSED} END`,
+  fits: (v) => `(regexp_full_match(${v}, ${WHOLE_NUMBER}) AND TRY_CAST(${v} AS ${type}) IS NOT NULL)`,
+  expected,
+});
+
+/** int256 and uint256: BIGNUM, whose range the table's CHECK constraint also enforces. */
+const bignumRule = (type: 'int256' | 'uint256', expected: string): ValueRule => {
+  const { min, maxExclusive } = INTEGER_256_RANGE[type];
+  return {
+    convert: (v) =>
+      `CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN CAST(trim(${v}) AS BIGNUM) ELSE ${REFUSED} END`,
+    fits: (v) =>
+      `(regexp_full_match(${v}, ${WHOLE_NUMBER}) AND coalesce(TRY_CAST(trim(${v}) AS BIGNUM) >= '${min}'::BIGNUM AND TRY_CAST(trim(${v}) AS BIGNUM) < '${maxExclusive}'::BIGNUM, false))`,
+    expected,
+  };
+};
+
+const doubleFits = (v: string) =>
+  `(TRY_CAST(${v} AS DOUBLE) IS NOT NULL AND (isfinite(TRY_CAST(${v} AS DOUBLE)) OR regexp_full_match(${v}, ${SPECIAL_DOUBLE})))`;
+
+const RULES: Record<DeclaredType, ValueRule> = {
+  varchar: { convert: (v) => v, fits: () => 'true', expected: 'text' },
+  integer: wholeNumberRule('INTEGER', 'a whole number from -2147483648 to 2147483647'),
+  bigint: wholeNumberRule('BIGINT', 'a whole number from -9223372036854775808 to 9223372036854775807'),
+  int256: bignumRule('int256', 'a whole number from -2^255 to 2^255-1'),
+  uint256: bignumRule('uint256', 'a whole number from 0 to 2^256-1'),
+  double: {
+    convert: (v) => `CASE WHEN ${doubleFits(v)} THEN CAST(${v} AS DOUBLE) ELSE ${REFUSED} END`,
+    fits: doubleFits,
+    expected: 'a number within the range of a double (or NaN, Infinity, -Infinity)',
+  },
+  boolean: castRule('BOOLEAN', 'true or false'),
+  date: castRule('DATE', 'a date such as 2024-01-31'),
+  timestamp: castRule('TIMESTAMP', 'a timestamp such as 2024-01-31 13:45:00 (UTC)'),
+  varbinary: {
+    convert: (v) =>
+      `CASE WHEN regexp_full_match(${v}, ${HEX_BYTES}) THEN from_hex(substr(${v}, 3)) ELSE ${REFUSED} END`,
+    fits: (v) => `regexp_full_match(${v}, ${HEX_BYTES})`,
+    expected: '0x followed by pairs of hex digits',
+  },
+};
+
+/** The stored value of `column` from text `v`, NULL staying NULL. */
+export function convertValue(column: DeclaredColumn, v: string): string {
+  if (column.type === 'varchar') return v;
+  return `CASE WHEN ${v} IS NULL THEN NULL ELSE ${RULES[column.type].convert(v)} END`;
+}
+
+/** True when text `v` may be stored in `column`: it fits, or it is NULL and the column allows that. */
+export function valueFits(column: DeclaredColumn, v: string): string {
+  const fits = RULES[column.type].fits(v);
+  return column.nullable ? `(${v} IS NULL OR ${fits})` : `(${v} IS NOT NULL AND ${fits})`;
+}
+
+export function expectedValue(column: DeclaredColumn): string {
+  return RULES[column.type].expected;
+}

@@ -1,0 +1,15 @@
+import type { Account } from '../auth/account.js';
+import type { Database } from '../storage/database.js';
+import { qualifiedName } from '../storage/sql.js';
+import { assertCanWrite, findVisibleTable, type TableRef } from './table-access.js';
+import { removeTable } from './table-catalog.js';
+
+/** Drops the table and its record together: no reader sees one without the other. */
+export async function deleteTable(database: Database, account: Account, ref: TableRef): Promise<void> {
+  assertCanWrite(account, ref.namespace);
+  await database.write(async (session) => {
+    await findVisibleTable(session, account, ref);
+    await session.run(`DROP TABLE IF EXISTS ${qualifiedName(ref.namespace, ref.tableName)}`);
+    await removeTable(session, ref.namespace, ref.tableName);
+  });
+}

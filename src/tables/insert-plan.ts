@@ -1,0 +1,87 @@
+import { badRequest } from '../errors.js';
+import { quoteIdentifier } from '../storage/sql.js';
+import { csvField, jsonPointer } from './insert-readers.js';
+import type { DeclaredColumn } from './table-schema.js';
+
+/**
+ * What an insert reads: which of the table's columns the body gives, and the SQL text
+ * (VARCHAR) each one's values come from. The fast path and the diagnosis are both built
+ * from one plan, so they can never disagree about where a value comes from.
+ */
+
+export type InsertFormat = 'csv' | 'ndjson';
+
+export interface ValueSource {
+  column: DeclaredColumn;
+  /** SQL expression of the value's text, over the reader's row. */
+  text: string;
+}
+
+export interface InsertPlan {
+  format: InsertFormat;
+  file: string;
+  /** CSV: fields per record (the header's). NDJSON: 1 (the line). */
+  fieldCount: number;
+  /** In the table's column order; columns the body does not give are absent. */
+  sources: ValueSource[];
+  /** NDJSON: the JSON Pointer of each source's key, in `sources` order. */
+  pointers: string[];
+  /** NDJSON: the name of the list of extracted value texts. */
+  valuesName: string;
+}
+
+const NDJSON_VALUES = quoteIdentifier('v');
+
+function listNames(names: readonly string[]): string {
+  return names.map((name) => JSON.stringify(name)).join(', ');
+}
+
+/**
+ * A CSV header names columns of the table, in any order, each once; an omitted column
+ * must be nullable (it is NULL in every inserted row).
+ */
+export function csvPlan(
+  file: string,
+  header: readonly string[],
+  columns: readonly DeclaredColumn[],
+): InsertPlan {
+  const position = new Map<string, number>();
+  const repeated = new Set<string>();
+  header.forEach((name, i) => {
+    if (position.has(name)) repeated.add(name);
+    else position.set(name, i);
+  });
+  if (repeated.size > 0) {
+    throw badRequest(`CSV line 1 (the header) names ${listNames([...repeated])} more than once`);
+  }
+  const known = new Set(columns.map((c) => c.name));
+  const unknown = header.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw badRequest(
+      `CSV line 1 (the header) names unknown column${unknown.length > 1 ? 's' : ''} ${listNames(unknown)}; the table's columns are ${columns.map((c) => c.name).join(', ')}`,
+    );
+  }
+  const missing = columns.filter((c) => !c.nullable && !position.has(c.name));
+  if (missing.length > 0) {
+    throw badRequest(
+      `CSV line 1 (the header) does not name ${listNames(missing.map((c) => c.name))}, which ${missing.length > 1 ? 'are' : 'is'} not nullable`,
+    );
+  }
+  const sources = columns.flatMap((column) => {
+    const at = position.get(column.name);
+    return at === undefined ? [] : [{ column, text: csvField(at) }];
+  });
+  return { format: 'csv', file, fieldCount: header.length, sources, pointers: [], valuesName: NDJSON_VALUES };
+}
+
+/** Every column is read from each line's object; a missing key is NULL, checked per line. */
+export function ndjsonPlan(file: string, columns: readonly DeclaredColumn[]): InsertPlan {
+  return {
+    format: 'ndjson',
+    file,
+    fieldCount: 1,
+    sources: columns.map((column, i) => ({ column, text: `${NDJSON_VALUES}[${i + 1}]` })),
+    pointers: columns.map((column) => jsonPointer(column.name)),
+    valuesName: NDJSON_VALUES,
+  };
+}

@@ -1,0 +1,122 @@
+import fs from 'node:fs/promises';
+import type { Account } from '../auth/account.js';
+import { badRequest, conflict } from '../errors.js';
+import type { Database, Session } from '../storage/database.js';
+import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
+import { StorageError } from '../storage/storage-error.js';
+import { convertValue } from './column-values.js';
+import { parseCsvHeader } from './csv-header.js';
+import { trimTrailingNewlines } from './file-lines.js';
+import { diagnoseInsert } from './insert-diagnosis.js';
+import { csvPlan, type InsertFormat, type InsertPlan, ndjsonPlan } from './insert-plan.js';
+import { csvReader, NDJSON_LINE, ndjsonBlankLine, ndjsonLineReader, stringList } from './insert-readers.js';
+import type { ReceivedBody } from './receive-body.js';
+import { assertCanWrite, findVisibleTable, fullName, type TableRef } from './table-access.js';
+import { recordRowsAdded } from './table-catalog.js';
+import type { DeclaredColumn } from './table-schema.js';
+
+/**
+ * The insert operation (DESIGN §4): appends a CSV or NDJSON body to a created table, all
+ * rows or none. One INSERT … SELECT over DuckDB's reader converts and appends every row in
+ * a single parallel pass inside one write transaction, together with the catalog's counts.
+ * When any value fails, the transaction rolls back and the diagnosis names the first
+ * faulty line and column; the happy path pays nothing for that.
+ */
+
+/** How much of the body's start is read for the CSV header. */
+const HEADER_BYTES = 1 << 16;
+
+export interface InsertOutcome {
+  rowsWritten: number;
+}
+
+async function insertableColumns(
+  session: Session,
+  account: Account,
+  ref: TableRef,
+): Promise<DeclaredColumn[]> {
+  const table = await findVisibleTable(session, account, ref);
+  if (!table.declaredColumns) {
+    throw conflict(
+      `table ${fullName(ref)} was stored by a CSV upload, which replaces its data; inserts append only to tables made with the create operation`,
+    );
+  }
+  return table.declaredColumns;
+}
+
+/** Refuses early, before a large body is read, what the insert would refuse anyway. */
+export async function checkInsertTarget(database: Database, account: Account, ref: TableRef): Promise<void> {
+  assertCanWrite(account, ref.namespace);
+  await database.read((session) => insertableColumns(session, account, ref));
+}
+
+async function readHeader(file: string, size: number): Promise<string[]> {
+  const handle = await fs.open(file, 'r');
+  try {
+    const head = Buffer.allocUnsafe(Math.min(size, HEADER_BYTES));
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    const header = parseCsvHeader(head.subarray(0, bytesRead), size <= HEADER_BYTES);
+    if (!header) throw badRequest('the CSV is empty: its first line must name the columns');
+    return header.columns;
+  } finally {
+    await handle.close();
+  }
+}
+
+function insertStatement(plan: InsertPlan, ref: TableRef): string {
+  const target = `${qualifiedName(ref.namespace, ref.tableName)} (${plan.sources.map((s) => quoteIdentifier(s.column.name)).join(', ')})`;
+  const values = plan.sources.map((s) => convertValue(s.column, s.text)).join(', ');
+  if (plan.format === 'csv')
+    return `INSERT INTO ${target} SELECT ${values} FROM ${csvReader(plan.fieldCount)}`;
+  const pointers = stringList(plan.pointers);
+  const names = stringList(plan.sources.map((s) => s.column.name));
+  const wellFormed = `json_valid(${NDJSON_LINE}) AND json_type(${NDJSON_LINE}) = 'OBJECT'
+    AND list_has_all(${names}, json_keys(${NDJSON_LINE}))
+    AND NOT list_has_any(json_type(${NDJSON_LINE}, ${pointers}), ['OBJECT', 'ARRAY'])`;
+  return `INSERT INTO ${target} SELECT ${values} FROM (
+      SELECT json_extract_string(${NDJSON_LINE}, ${pointers}) AS ${plan.valuesName}
+        FROM ${ndjsonLineReader()}
+       WHERE CASE WHEN ${ndjsonBlankLine} THEN false WHEN ${wellFormed} THEN true
+             ELSE error('line is not a JSON object of the table''s columns') END)`;
+}
+
+function sameColumns(a: readonly DeclaredColumn[], b: readonly DeclaredColumn[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+export async function insertRows(
+  database: Database,
+  account: Account,
+  ref: TableRef,
+  format: InsertFormat,
+  received: ReceivedBody,
+): Promise<InsertOutcome> {
+  assertCanWrite(account, ref.namespace);
+  const size = await trimTrailingNewlines(received.file);
+  if (size === 0) {
+    throw badRequest(
+      format === 'csv'
+        ? 'the body is empty: send a CSV whose first line names the columns'
+        : 'the body is empty: send one JSON object per line',
+    );
+  }
+  const columns = await database.read((session) => insertableColumns(session, account, ref));
+  const plan =
+    format === 'csv'
+      ? csvPlan(received.file, await readHeader(received.file, size), columns)
+      : ndjsonPlan(received.file, columns);
+  try {
+    return await database.write(async (session) => {
+      if (!sameColumns(await insertableColumns(session, account, ref), columns)) {
+        throw conflict(`table ${fullName(ref)} was replaced during the insert; send the rows again`);
+      }
+      const [result] = await session.all<{ Count: bigint }>(insertStatement(plan, ref), [received.file]);
+      const rows = Number(result?.Count ?? 0);
+      await recordRowsAdded(session, ref, { rows, bytes: received.bytes, at: new Date() });
+      return { rowsWritten: rows };
+    });
+  } catch (error) {
+    if (!(error instanceof StorageError)) throw error;
+    throw (await database.read((session) => diagnoseInsert(session, plan))) ?? error;
+  }
+}
