@@ -39,14 +39,17 @@ const wholeNumberRule = (type: 'INTEGER' | 'BIGINT', expected: string): ValueRul
   expected,
 });
 
-/** int256 and uint256: BIGNUM, whose range the table's CHECK constraint also enforces. */
+/**
+ * int256 and uint256: BIGNUM in range. The table's CHECK constraint enforces the range too;
+ * checking it here as well keeps `convert` and `fits` in agreement on their own.
+ */
 const bignumRule = (type: 'int256' | 'uint256', expected: string): ValueRule => {
   const { min, maxExclusive } = INTEGER_256_RANGE[type];
+  const fits = (v: string) =>
+    `(regexp_full_match(${v}, ${WHOLE_NUMBER}) AND coalesce(TRY_CAST(trim(${v}) AS BIGNUM) >= '${min}'::BIGNUM AND TRY_CAST(trim(${v}) AS BIGNUM) < '${maxExclusive}'::BIGNUM, false))`;
   return {
-    convert: (v) =>
-      `CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN CAST(trim(${v}) AS BIGNUM) ELSE ${REFUSED} END`,
-    fits: (v) =>
-      `(regexp_full_match(${v}, ${WHOLE_NUMBER}) AND coalesce(TRY_CAST(trim(${v}) AS BIGNUM) >= '${min}'::BIGNUM AND TRY_CAST(trim(${v}) AS BIGNUM) < '${maxExclusive}'::BIGNUM, false))`,
+    convert: (v) => `CASE WHEN ${fits(v)} THEN CAST(trim(${v}) AS BIGNUM) ELSE ${REFUSED} END`,
+    fits,
     expected,
   };
 };

@@ -7,6 +7,7 @@ import { lineOfCsvRecord } from './csv-record-lines.js';
 import { lineAtByte } from './file-lines.js';
 import type { InsertPlan } from './insert-plan.js';
 import {
+  csvField,
   csvReader,
   NDJSON_LINE,
   ndjsonBlankLine,
@@ -57,8 +58,13 @@ async function findUnreadableLine(session: Session, plan: InsertPlan): Promise<A
   const id = ulid();
   const rejects: Rejects = { table: `insert_rejects_${id}`, scan: `insert_rejects_scan_${id}` };
   const reader = plan.format === 'csv' ? csvReader(plan.fieldCount, rejects) : ndjsonLineReader(rejects);
+  // Every field must be read: with count(*) alone DuckDB skips the values, and their UTF-8 check.
+  const fields =
+    plan.format === 'csv' ? Array.from({ length: plan.fieldCount }, (_, i) => csvField(i)) : [NDJSON_LINE];
   try {
-    await session.run(`SELECT count(*) FROM ${reader}`, [plan.file]);
+    await session.run(`SELECT ${fields.map((field) => `count(${field})`).join(', ')} FROM ${reader}`, [
+      plan.file,
+    ]);
     const [reject] = await session.all<RejectRow>(
       `SELECT line_byte_position, byte_position, CAST(error_type AS VARCHAR) AS error_type
          FROM temp.${quoteIdentifier(rejects.table)} ORDER BY line_byte_position, byte_position LIMIT 1`,
