@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
@@ -6,6 +7,8 @@ import { KEYS, startTestService, type TestService, uploadBody } from '../helpers
  * The data settings page in a real headless Chromium (Debian's, driven by playwright-core):
  * what a person does with it, by mouse and by keyboard, checked against the API.
  */
+
+const CHROMIUM = '/usr/bin/chromium';
 
 let service: TestService;
 let browser: Browser;
@@ -26,6 +29,9 @@ async function ownTables(key: string): Promise<string[]> {
 }
 
 beforeAll(async () => {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it (apt-get install chromium)`);
+  }
   service = await startTestService();
   const schema = [
     { name: 'id', type: 'bigint', nullable: false },
@@ -68,7 +74,7 @@ beforeAll(async () => {
     ).status,
   ).toBe(200);
   browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
 });
