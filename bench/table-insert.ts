@@ -32,7 +32,7 @@ export interface TableInsertResult {
   runs: { insertSeconds: number[]; directSeconds: number[] };
 }
 
-const SCHEMA = [
+export const SCHEMA = [
   { name: 'block_number', type: 'bigint', nullable: false },
   { name: 'log_index', type: 'bigint', nullable: false },
   { name: 'tx_hash', type: 'varchar' },
@@ -45,7 +45,7 @@ const SCHEMA = [
 ];
 
 /** A CSV shaped like on-chain events, matching SCHEMA (and what read_csv infers from it). */
-function writeCsv(file: string, targetBytes: number): number {
+export function writeCsv(file: string, targetBytes: number): number {
   const fd = fs.openSync(file, 'w');
   let seed = 42;
   const random = () => {

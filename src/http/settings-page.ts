@@ -25,6 +25,8 @@ export function settingsPage(): express.Router {
     res.set(SECURITY_HEADERS);
     next();
   });
+  // The data section is the only one so far.
+  router.get('/', (_req: Request, res: Response) => res.redirect(302, '/settings/data'));
   router.get('/data', (_req: Request, res: Response) => {
     res.sendFile(path.join(PUBLIC_DIR, 'index.html'));
   });

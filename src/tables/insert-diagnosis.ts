@@ -153,6 +153,7 @@ async function findNdjsonProblem(session: Session, plan: InsertPlan): Promise<Ap
      SELECT ordinal, valid, kind, keys, kinds, [${fits.join(', ')}] AS fits, ${plan.valuesName} AS texts
        FROM objects
       WHERE NOT valid OR kind <> 'OBJECT' OR NOT list_has_all(${stringList(names)}, keys)
+         OR len(keys) <> len(list_distinct(keys))
          OR list_has_any(kinds, ['OBJECT', 'ARRAY']) OR NOT (${fits.join(' AND ')})
       ORDER BY ordinal LIMIT 1`,
     [plan.file],
@@ -168,6 +169,9 @@ async function findNdjsonProblem(session: Session, plan: InsertPlan): Promise<Ap
       `${where}: unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the table's columns are ${names.join(', ')}`,
     );
   }
+  const repeated = (row.keys ?? []).find((key, i, keys) => keys.indexOf(key) !== i);
+  if (repeated !== undefined)
+    return badRequest(`${where}: key ${JSON.stringify(repeated)} appears more than once`);
   const nested = (row.kinds ?? []).findIndex((kind) => kind === 'OBJECT' || kind === 'ARRAY');
   if (nested >= 0) {
     return badRequest(

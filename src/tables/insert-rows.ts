@@ -72,6 +72,7 @@ function insertStatement(plan: InsertPlan, ref: TableRef): string {
   const names = stringList(plan.sources.map((s) => s.column.name));
   const wellFormed = `json_valid(${NDJSON_LINE}) AND json_type(${NDJSON_LINE}) = 'OBJECT'
     AND list_has_all(${names}, json_keys(${NDJSON_LINE}))
+    AND len(json_keys(${NDJSON_LINE})) = len(list_distinct(json_keys(${NDJSON_LINE})))
     AND NOT list_has_any(json_type(${NDJSON_LINE}, ${pointers}), ['OBJECT', 'ARRAY'])`;
   return `INSERT INTO ${target} SELECT ${values} FROM (
       SELECT json_extract_string(${NDJSON_LINE}, ${pointers}) AS ${plan.valuesName}

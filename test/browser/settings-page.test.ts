@@ -115,6 +115,10 @@ describe('the data settings page', () => {
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect((await fetch(`${service.url}/settings/settings.js`)).status).toBe(200);
     expect((await fetch(`${service.url}/settings/settings.css`)).status).toBe(200);
+    const section = await fetch(`${service.url}/settings`, { redirect: 'manual' });
+    expect(section.status).toBe(302);
+    expect(section.headers.get('location')).toBe('/settings/data');
+    expect((await fetch(`${service.url}/settings/nothing.js`)).status).toBe(404);
   });
 
   it('says clearly when the key is wrong, and shows nothing', async () => {

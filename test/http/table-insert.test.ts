@@ -340,6 +340,7 @@ describe('POST …/insert with application/x-ndjson', () => {
       ['{"id": 3}}\n', 'NDJSON line 4 is not valid JSON'],
       ['[3]\n', 'NDJSON line 4 is not a JSON object'],
       ['3\n', 'NDJSON line 4 is not a JSON object'],
+      ['{"id": 3, "id": 4}\n', 'NDJSON line 4: key "id" appears more than once'],
       [
         '{"id": 3, "colour": "red"}\n',
         `NDJSON line 4: unknown column "colour"; the table's columns are ${names}`,
