@@ -43,6 +43,7 @@ describe('writing into another account’s namespace', () => {
       const [namespace, tableName] = table.split('.');
       expect(await calls.create(KEYS.alice, { namespace, table_name: tableName, schema })).toEqual(expected);
       expect(await calls.insert(KEYS.alice, table, 'id\n2\n')).toEqual(expected);
+      expect(await calls.insert(KEYS.alice, table, 'id\n2\n', 'text/plain')).toEqual(expected);
       expect(
         await calls.insert(KEYS.alice, table, '{"id": 2}', 'application/x-ndjson', '/v1/uploads'),
       ).toEqual(expected);

@@ -6,6 +6,7 @@ import { deleteTable } from '../../tables/delete-table.js';
 import { checkInsertTarget, insertRows } from '../../tables/insert-rows.js';
 import { receiveBody } from '../../tables/receive-body.js';
 import {
+  assertCanWrite,
   canSee,
   fullName,
   type TableRef,
@@ -59,6 +60,8 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     const account = accountOf(res);
     readQueryParams(req, []);
     const ref = pathRef(req);
+    // Rights first: they depend on the namespace alone and say nothing about the table.
+    assertCanWrite(account, ref.namespace);
     const format = insertFormat(req.headers['content-type']);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
