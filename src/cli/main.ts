@@ -5,6 +5,7 @@ import { createLogger } from '../log.js';
 import { startService } from '../service.js';
 import { DatabaseLockedError } from '../storage/database.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
+import { addDemoCommand } from './demo-command.js';
 
 /**
  * The command line. Exit codes: 0 success, 1 a failure while running, 2 a usage or
@@ -89,6 +90,8 @@ export function buildProgram(): Command {
       .option('--admin', 'may write and read every namespace'),
     ['DATA_DIR'],
   ).action(createKey);
+
+  addDemoCommand(program);
   return program;
 }
 
