@@ -5,6 +5,7 @@ import { loadDemoData } from '../src/demo/demo-data.js';
 import { RESTAKING_NAMESPACE, type SourceTableName } from '../src/demo/source-tables.js';
 import { Database } from '../src/storage/database.js';
 import { migrate } from '../src/storage/service-schema.js';
+import type { BenchRow } from './bench-table.js';
 
 /**
  * How long one refresh of the AVS metrics (saved query 3693850) takes over the demo data
@@ -14,20 +15,6 @@ import { migrate } from '../src/storage/service-schema.js';
  * the ratio says how many such passes a refresh costs whatever the machine's load.
  * Target: under 5 s at scale 100 on a 2-core machine.
  */
-
-/** Same shape as the other benchmarks' rows, so one runner can print them all. */
-export interface BenchRow {
-  benchmark: string;
-  case: string;
-  /** The measured value (median of the runs). */
-  value: number;
-  unit: string;
-  baseline?: { name: string; value: number };
-  /** value / baseline: above 1 means slower than the baseline. */
-  ratio?: number;
-  target?: string;
-  note?: string;
-}
 
 export interface MetricsRefreshMeasurement {
   scale: number;

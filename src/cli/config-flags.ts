@@ -18,6 +18,7 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--rate-limits <spec>', 'RATE_LIMITS', 'PLAN:READS/WRITES per minute, comma-separated, or off'],
   ['--queries-dir <dir>', 'QUERIES_DIR', 'extra folder of saved-query SQL files'],
   ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent'],
+  ['--demo-data <on|off>', 'DEMO_DATA', 'fill a fresh data directory with the demo restaking data'],
 ];
 
 export function addConfigFlags(command: Command, only?: readonly string[]): Command {

@@ -35,6 +35,8 @@ export interface Config {
   /** Extra folder of saved-query SQL files, besides the project's `queries/`. */
   queriesDir: string | undefined;
   logLevel: string;
+  /** Whether a fresh data directory is filled with the demo restaking data set. */
+  demoData: boolean;
 }
 
 export class ConfigError extends Error {
@@ -136,6 +138,12 @@ function parseBaseUrl(raw: string | undefined): string | undefined {
   return url.toString().replace(/\/+$/, '');
 }
 
+function demoData(raw: string | undefined): boolean {
+  const value = raw?.trim().toLowerCase() || 'on';
+  if (value !== 'on' && value !== 'off') throw new ConfigError(`DEMO_DATA must be on or off, got "${raw}"`);
+  return value === 'on';
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
@@ -156,5 +164,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     rateLimits: parseRateLimits(env.RATE_LIMITS),
     queriesDir: queriesDir ? path.resolve(cwd, queriesDir) : undefined,
     logLevel,
+    demoData: demoData(env.DEMO_DATA),
   };
 }

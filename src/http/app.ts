@@ -26,12 +26,12 @@ export function createApp(deps: AppDeps): express.Express {
 
   const api = express.Router({ caseSensitive: true, strict: false });
   api.use(rateLimit(deps.config.rateLimits, deps.keys));
-  accountRoutes(api, deps);
-  tableRoutes(api, deps);
+  // Results first: they are the hot path, and express tries routes in order.
   resultRoutes(api, deps);
   executionRoutes(api, deps);
-  app.use('/v1', api);
-  app.use('/api/v1', api);
+  accountRoutes(api, deps);
+  tableRoutes(api, deps);
+  app.use(['/v1', '/api/v1'], api);
   app.use('/settings', settingsPage());
 
   app.use((req: Request, _res: Response, next: NextFunction) => {

@@ -18,6 +18,10 @@ export const invalidKey = () => new ApiError('unauthorized', 'invalid API Key');
 
 export function authenticate(keys: KeyStore) {
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (res.locals.account) {
+      next(); // Already authenticated by the rate limiter in front of the routes.
+      return;
+    }
     const key = presentedKey(req);
     const account = key === undefined ? undefined : keys.authenticate(key);
     if (!account) {

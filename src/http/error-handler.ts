@@ -4,7 +4,8 @@ import type { Logger } from '../log.js';
 import { ClientGoneError } from '../tables/upload-csv.js';
 
 /** How much of an unread request body is drained so the client sees the error. */
-const DRAIN_LIMIT_MS = 30_000;
+const DRAIN_LIMIT_MS = 10_000;
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** Errors thrown by express's own parsers (raw-body) carry `type` and `status`. */
 interface HttpLibraryError {
@@ -50,15 +51,42 @@ export function errorHandler(logger: Logger) {
     const status = apiError?.status ?? 500;
     res.status(status);
     for (const [name, value] of Object.entries(apiError?.headers ?? {})) res.setHeader(name, value);
-    if (!req.complete) {
-      // The body was not read to its end (a 413, or an error found early): answer, then
-      // drain for a while so the client can read the answer instead of a reset.
-      res.setHeader('Connection', 'close');
-      req.resume();
-      const timer = setTimeout(() => req.socket.destroy(), DRAIN_LIMIT_MS);
-      timer.unref();
-      req.once('end', () => clearTimeout(timer));
+    const body = { error: apiError?.message ?? 'internal server error' };
+    if (req.complete || req.readableEnded) {
+      res.json(body);
+      return;
     }
-    res.json({ error: apiError?.message ?? 'internal server error' });
+    answerAfterDraining(req, res, body);
   };
+}
+
+/**
+ * The body was not read to its end (a 413, or an error found early). A client that is
+ * still sending would get a reset, not the answer, if the connection closed now: so read
+ * and drop the rest first, up to a limit of time and bytes, then answer and close.
+ */
+function answerAfterDraining(req: Request, res: Response, body: { error: string }): void {
+  let answered = false;
+  let drained = 0;
+  const answer = () => {
+    if (answered) return;
+    answered = true;
+    clearTimeout(timer);
+    req.off('data', count);
+    res.setHeader('Connection', 'close');
+    res.once('finish', () => {
+      if (!req.readableEnded) req.socket.destroy();
+    });
+    res.json(body);
+  };
+  const count = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) answer();
+  };
+  const timer = setTimeout(answer, DRAIN_LIMIT_MS);
+  timer.unref();
+  req.on('data', count);
+  req.once('end', answer);
+  req.once('error', answer);
+  req.resume();
 }

@@ -6,7 +6,12 @@ import { badRequest } from '../errors.js';
  * naming it, so that a typo never silently changes a result. `api_key` is authentication,
  * not a parameter of any operation.
  */
-export function readQueryParams(req: Request, allowed: readonly string[]): Map<string, string> {
+export function readQueryParams(
+  req: Request,
+  allowed: readonly string[],
+  /** A more helpful message for some unknown names. */
+  explainUnknown?: (name: string) => string | undefined,
+): Map<string, string> {
   const params = new Map<string, string>();
   const url = req.originalUrl;
   const question = url.indexOf('?');
@@ -20,6 +25,8 @@ export function readQueryParams(req: Request, allowed: readonly string[]): Map<s
   for (const [name, value] of search) {
     if (name === 'api_key') continue;
     if (!allowed.includes(name)) {
+      const explained = explainUnknown?.(name);
+      if (explained) throw badRequest(explained);
       throw badRequest(
         allowed.length > 0
           ? `unknown query parameter "${name}"; this operation takes ${allowed.join(', ')}`

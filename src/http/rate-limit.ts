@@ -54,6 +54,8 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: Key
       next();
       return;
     }
+    // The route's authenticate() finds the account here and does not look the key up again.
+    res.locals.account = account;
     const bucket: Bucket = READ_METHODS.has(req.method) ? 'read' : 'write';
     const limit = perMinute(account.plan, bucket);
     const limiter = limiters.get(`${account.plan}:${bucket}`) as RateLimiterMemory;

@@ -58,14 +58,23 @@ const PREDICATES = {
     `CASE WHEN ${matches(x, TIMESTAMP_RE)} THEN TRY_CAST(${x} AS TIMESTAMP) IS NOT NULL ELSE false END`,
 };
 
+/** `cheap OR full`, where the full test runs only for values the cheap one did not pass. */
+const firstOr = (cheap: string, full: string) => `CASE WHEN ${cheap} THEN true ELSE ${full} END`;
+
 /**
- * The same tests as PREDICATES, in the form cheapest when nearly every value passes, as
- * while loading: integers skip the expression (the round trip alone is exact).
+ * The checks while loading, where nearly every value passes: first the cheap question
+ * "is this text exactly how DuckDB prints the cast value?" (true for canonical integers,
+ * doubles and timestamps, and lossless by construction), and only for the other values
+ * the full predicate. Each accepts at least what its predicate accepts, so types inferred
+ * from all rows always load.
  */
 const LOAD_CHECKS: Record<Candidate, (x: string) => string> = {
-  ...PREDICATES,
+  BOOLEAN: (x) => firstOr(`${x} = 'true' OR ${x} = 'false'`, PREDICATES.BOOLEAN(x)),
   BIGINT: (x) => roundTrips(x, 'BIGINT'),
   HUGEINT: (x) => roundTrips(x, 'HUGEINT'),
+  DOUBLE: (x) => firstOr(roundTrips(x, 'DOUBLE'), PREDICATES.DOUBLE(x)),
+  DATE: (x) => firstOr(roundTrips(x, 'DATE'), PREDICATES.DATE(x)),
+  TIMESTAMP: (x) => firstOr(roundTrips(x, 'TIMESTAMP'), PREDICATES.TIMESTAMP(x)),
 };
 
 /** In order of preference: the first type every value fits wins. */
@@ -130,9 +139,6 @@ export function conversion(x: string, type: InferredType, index: number): string
       ? `${matches(x, DECIMAL_RE)} AND ${integerDigits(x)} <= ${type.precision - type.scale} AND ${fractionDigits(x)} <= ${type.scale}`
       : LOAD_CHECKS[type.kind](x);
   // The same TRY_CAST as in the check: DuckDB computes a repeated expression once.
-  const value =
-    type.kind === 'BOOLEAN'
-      ? `lower(${x}) = 'true'`
-      : `${type.kind === 'BIGINT' || type.kind === 'HUGEINT' ? 'TRY_CAST' : 'CAST'}(${x} AS ${sqlType(type)})`;
+  const value = type.kind === 'BOOLEAN' ? `lower(${x}) = 'true'` : `TRY_CAST(${x} AS ${sqlType(type)})`;
   return `CASE WHEN ${x} IS NULL THEN NULL WHEN ${fits} THEN ${value} ELSE error('${WIDEN_MARKER}:${index}') END`;
 }

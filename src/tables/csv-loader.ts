@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import { badRequest } from '../errors.js';
 import type { Database, Session } from '../storage/database.js';
 import { qualifiedName, quoteIdentifier, quoteLiteral } from '../storage/sql.js';
@@ -68,6 +69,24 @@ async function inferTypes(
   return readInference(row ?? {}, columnCount);
 }
 
+/**
+ * Infers column types from a sample file of the CSV's first rows (cut at a line end),
+ * while the rest of an upload is still arriving. Never fails: undefined means "infer later".
+ */
+export async function inferFromSample(
+  database: Database,
+  sampleFile: string,
+  columnCount: number,
+): Promise<InferredType[] | undefined> {
+  try {
+    return await database.read((session) => inferTypes(session, sampleFile, columnCount, true));
+  } catch {
+    return undefined;
+  } finally {
+    await fs.rm(sampleFile, { force: true });
+  }
+}
+
 export interface CsvTarget {
   file: string;
   columnNames: readonly string[];
@@ -75,6 +94,8 @@ export interface CsvTarget {
   table: string;
   /** Unique per load: names the temp tables of faulty lines. */
   jobId: string;
+  /** Types already inferred from the first rows, if any. */
+  sampled?: Promise<InferredType[] | undefined>;
 }
 
 /**
@@ -117,7 +138,9 @@ export async function replaceTableWithCsv(
       return loaded;
     });
   try {
-    const sampled = await database.read((session) => inferTypes(session, file, columnCount, true));
+    const sampled =
+      (await target.sampled) ??
+      (await database.read((session) => inferTypes(session, file, columnCount, true)));
     try {
       return await load(sampled);
     } catch (error) {

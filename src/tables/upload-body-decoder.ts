@@ -17,8 +17,11 @@ import { badRequest } from '../errors.js';
 /** Fields other than `data` are kept as raw JSON text; this bounds them. */
 const MAX_OTHER_FIELDS_BYTES = 1_048_576;
 const MAX_KEY_BYTES = 1024;
-/** How much of the start of the CSV is kept for checking the header. */
-const HEAD_BYTES = 1 << 16;
+/**
+ * How much of the start of the CSV is kept: for checking the header, and as the sample
+ * from which column types are inferred while the rest of the body is still arriving.
+ */
+export const HEAD_BYTES = 1 << 21;
 /** Decoded bytes are passed on in batches: one write of 1 MB costs far less than sixteen of 64 KB. */
 const BATCH_BYTES = 1 << 20;
 /** JSON.parse is fastest on pieces of this size (measured: 64 KB twice as fast as 1 MB). */
@@ -170,11 +173,13 @@ export class UploadBodyDecoder extends Transform {
       return;
     }
     this.pushBatch();
+    const head = Buffer.concat(this.headChunks, this.headLength);
+    if (this.headLength < HEAD_BYTES) this.emit('head', head, true);
     this.result = {
       fields: this.fields,
       hasData: this.hasData,
       dataBytes: this.dataBytes,
-      head: Buffer.concat(this.headChunks, this.headLength),
+      head,
     };
     callback();
   }
@@ -263,6 +268,8 @@ export class UploadBodyDecoder extends Transform {
       const take = bytes.subarray(0, HEAD_BYTES - this.headLength);
       this.headChunks.push(take);
       this.headLength += take.length;
+      if (this.headLength === HEAD_BYTES)
+        this.emit('head', Buffer.concat(this.headChunks, this.headLength), false);
     }
     this.dataBytes += bytes.length;
     this.batch.push(bytes);

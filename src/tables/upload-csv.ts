@@ -6,8 +6,9 @@ import { ulid } from 'ulid';
 import type { Account } from '../auth/account.js';
 import { ApiError, badRequest, forbidden } from '../errors.js';
 import type { Database } from '../storage/database.js';
+import type { InferredType } from './csv-column-types.js';
 import { parseCsvHeader, validateColumnNames } from './csv-header.js';
-import { replaceTableWithCsv } from './csv-loader.js';
+import { inferFromSample, type LoadedColumn, replaceTableWithCsv } from './csv-loader.js';
 import { trimTrailingNewlines } from './file-lines.js';
 import { saveTable } from './table-catalog.js';
 import { uploadedTableName, validateTableName } from './table-name.js';
@@ -26,6 +27,8 @@ export interface ReceivedUpload {
   hasData: boolean;
   dataBytes: number;
   head: Buffer;
+  /** Column types inferred from the first rows while the body was arriving. */
+  sampled?: Promise<InferredType[] | undefined>;
 }
 
 export function payloadTooLarge(maxBytes: number): ApiError {
@@ -59,11 +62,18 @@ export async function receiveUpload(
   body: Readable,
   tmpDir: string,
   maxBytes: number,
+  database?: Database,
 ): Promise<ReceivedUpload> {
   await fs.mkdir(tmpDir, { recursive: true });
   const file = path.join(tmpDir, `upload-${ulid()}.csv`);
   const limit = new ByteLimit(maxBytes);
   const decoder = new UploadBodyDecoder();
+  let sampled: Promise<InferredType[] | undefined> | undefined;
+  if (database) {
+    decoder.once('head', (head: Buffer, complete: boolean) => {
+      sampled = complete ? undefined : startSampleInference(database, `${file}.sample`, head);
+    });
+  }
   const abandon = () => {
     if (!body.readableEnded) limit.destroy(new ClientGoneError());
   };
@@ -75,7 +85,7 @@ export async function receiveUpload(
     await pipeline(limit, decoder, sink.createWriteStream());
     const decoded = decoder.result;
     if (!decoded) throw badRequest('malformed JSON body: the body ended early');
-    return { file, ...decoded };
+    return { file, ...decoded, ...(sampled ? { sampled } : {}) };
   } catch (error) {
     body.unpipe(limit);
     await discard(file);
@@ -84,6 +94,32 @@ export async function receiveUpload(
     body.off('close', abandon);
     body.off('error', abandon);
   }
+}
+
+/**
+ * Types are inferred from the first rows while the rest of the body streams in, so that
+ * inference costs no time of its own. The sample ends at the last line end of the head;
+ * a quoted value cut there is a faulty last line, which inference skips.
+ */
+function startSampleInference(
+  database: Database,
+  sampleFile: string,
+  head: Buffer,
+): Promise<InferredType[] | undefined> | undefined {
+  let columns: number;
+  try {
+    const header = parseCsvHeader(head, false);
+    if (!header) return undefined;
+    columns = header.columns.length;
+  } catch {
+    return undefined; // The load reports a bad header properly.
+  }
+  const cut = head.lastIndexOf(0x0a);
+  if (cut < 0) return undefined;
+  return fs
+    .writeFile(sampleFile, head.subarray(0, cut + 1))
+    .then(() => inferFromSample(database, sampleFile, columns))
+    .catch(() => undefined);
 }
 
 /** The client closed the connection before sending the whole body. */
@@ -116,12 +152,18 @@ function readFields(received: ReceivedUpload): UploadFields {
   return { tableName, description, isPrivate };
 }
 
-/** Stores a received upload as `<handle>.dataset_<table_name>`; returns the stored name. */
+export interface StoredUpload {
+  tableName: string;
+  rowCount: number;
+  columns: LoadedColumn[];
+}
+
+/** Stores a received upload as `<handle>.dataset_<table_name>`. */
 export async function storeUpload(
   database: Database,
   account: Account,
   received: ReceivedUpload,
-): Promise<string> {
+): Promise<StoredUpload> {
   const fields = readFields(received);
   if (fields.isPrivate && account.plan !== 'premium') {
     throw forbidden('private tables need a premium plan; upload with "is_private": false or upgrade the key');
@@ -136,9 +178,16 @@ export async function storeUpload(
 
   const namespace = account.handle;
   const tableName = uploadedTableName(fields.tableName);
-  await replaceTableWithCsv(
+  const loaded = await replaceTableWithCsv(
     database,
-    { file: received.file, columnNames: header.columns, namespace, table: tableName, jobId: ulid() },
+    {
+      file: received.file,
+      columnNames: header.columns,
+      namespace,
+      table: tableName,
+      jobId: ulid(),
+      ...(received.sampled ? { sampled: received.sampled } : {}),
+    },
     (session, loaded) =>
       saveTable(session, {
         namespace,
@@ -150,5 +199,5 @@ export async function storeUpload(
         sizeBytes: size,
       }),
   );
-  return tableName;
+  return { tableName, rowCount: loaded.rowCount, columns: loaded.columns };
 }

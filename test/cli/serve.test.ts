@@ -31,7 +31,7 @@ async function exitOf(args: string[], env: Record<string, string> = {}) {
 describe('serve', () => {
   it('on a first start with no key anywhere, creates and prints a local key that works', async () => {
     const dataDir = freshDir();
-    const service = await spawnService(dataDir, { API_KEYS: '' });
+    const service = await spawnService(dataDir, { API_KEYS: '', DEMO_DATA: 'on' });
     await new Promise((r) => setTimeout(r, 200));
     const key = /Created a local API key \(handle "local", premium, admin\): (sk_\S+)/.exec(
       service.output(),
@@ -40,6 +40,18 @@ describe('serve', () => {
     expect(fs.readFileSync(path.join(dataDir, 'dev-api-key.txt'), 'utf8').trim()).toBe(key);
     const account = await fetch(`${service.url}/v1/account`, { headers: { 'x-service-api-key': key ?? '' } });
     expect(await account.json()).toEqual({ handle: 'local', plan: 'premium', admin: true });
+    // The demo data set is loaded and the metrics query has run: real rows within seconds.
+    let metrics: { state?: string; result?: { rows: { avs_name: string; num_operators: number }[] } } = {};
+    for (let i = 0; i < 100 && metrics.state !== 'QUERY_STATE_COMPLETED'; i++) {
+      const response = await fetch(`${service.url}/v1/restaking/avs-stats?queryID=3693850&limit=5`, {
+        headers: { 'x-service-api-key': key ?? '' },
+      });
+      metrics = (await response.json()) as typeof metrics;
+      if (metrics.state !== 'QUERY_STATE_COMPLETED') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(metrics.state).toBe('QUERY_STATE_COMPLETED');
+    expect(metrics.result?.rows).toHaveLength(5);
+    expect(metrics.result?.rows.map((r) => r.avs_name)).toContain('EigenDA');
     service.process.kill('SIGINT');
     expect(await service.exited).toBe(0);
 

@@ -28,6 +28,7 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
     DATA_DIR: dataDir,
     API_KEYS: TEST_API_KEYS,
     RATE_LIMITS: 'off',
+    DEMO_DATA: 'off',
     ...env,
   });
   let output = '';

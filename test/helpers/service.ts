@@ -40,6 +40,7 @@ export async function startTestService(
     DATA_DIR: dataDir,
     API_KEYS: TEST_API_KEYS,
     RATE_LIMITS: 'off',
+    DEMO_DATA: 'off',
     ...env,
   });
   const service = await startService(config, createLogger('silent'));

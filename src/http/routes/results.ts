@@ -20,21 +20,17 @@ export function parseQueryId(text: string | undefined, what: string): number {
   return id;
 }
 
+/** The official clients send a saved query's parameters as `params.<name>`. */
+const noQueryParameters = (name: string) =>
+  name.startsWith('params.') ? `saved queries take no parameters; remove "${name}"` : undefined;
+
 function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
-  const url = req.originalUrl;
-  const question = url.indexOf('?');
-  if (question >= 0) {
-    for (const name of new URLSearchParams(url.slice(question + 1)).keys()) {
-      if (name.startsWith('params.')) throw badRequest(`saved queries take no parameters; remove "${name}"`);
-    }
-  }
-  return readQueryParams(req, [...RESULT_PARAMETERS, ...extra]);
+  return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], noQueryParameters);
 }
 
+/** Writes a prepared answer: one writeHead, one write of the ready bytes. */
 export function send(res: Response, answer: Answer): void {
-  res.status(answer.status);
-  res.setHeader('Content-Type', answer.contentType);
-  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
   res.end(answer.body);
 }
 

@@ -24,10 +24,23 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
     requireJson(req);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
-    const received = await receiveUpload(req, tmpDir, maxBytes);
+    const started = performance.now();
+    const received = await receiveUpload(req, tmpDir, maxBytes, deps.database);
+    const receivedAt = performance.now();
     try {
-      const tableName = await storeUpload(deps.database, account, received);
-      res.json({ success: true, table_name: tableName });
+      const stored = await storeUpload(deps.database, account, received);
+      // Where a large upload's time went: reading the body, then DuckDB loading it.
+      deps.logger.info(
+        {
+          table: `${account.handle}.${stored.tableName}`,
+          rows: stored.rowCount,
+          csvBytes: received.dataBytes,
+          receiveMs: Math.round(receivedAt - started),
+          loadMs: Math.round(performance.now() - receivedAt),
+        },
+        'upload stored',
+      );
+      res.json({ success: true, table_name: stored.tableName });
     } finally {
       await discard(received.file);
     }

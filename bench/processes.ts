@@ -1,0 +1,73 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+
+export interface Child {
+  process: ChildProcess;
+  output: () => string;
+  exited: Promise<number | string>;
+}
+
+/** Runs a TypeScript file of this project in a child Node process (through tsx). */
+export function runTs(file: string, args: string[] = [], env: Record<string, string> = {}): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c) => {
+    output += c;
+  });
+  child.stderr?.on('data', (c) => {
+    output += c;
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? '?')),
+  );
+  return { process: child, output: () => output, exited };
+}
+
+/** Waits until the child prints a line matching `pattern`; returns the first group. */
+export async function waitForLine(child: Child, pattern: RegExp, timeoutMs = 120_000): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const match = pattern.exec(child.output());
+    if (match) return match[1] ?? match[0];
+    if (child.process.exitCode !== null) throw new Error(`process exited early:\n${child.output()}`);
+    if (Date.now() > until) throw new Error(`timed out waiting for ${pattern}:\n${child.output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Peak resident memory of a live process, from /proc (VmHWM), in bytes. */
+export function peakRss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmHWM:\s+(\d+) kB/.exec(status)?.[1];
+  return Number(kb ?? 0) * 1024;
+}
+
+/** Starts the service in a child process on a free port; resolves with its URL. */
+export async function startServiceProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ child: Child; url: string; stop: () => Promise<void> }> {
+  const child = runTs('src/cli/main.ts', ['serve'], {
+    PORT: '0',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    RATE_LIMITS: 'off',
+    ...env,
+  });
+  const url = await waitForLine(child, /Serving on (http:\/\/\S+)/);
+  return {
+    child,
+    url,
+    stop: async () => {
+      child.process.kill('SIGTERM');
+      await child.exited;
+    },
+  };
+}

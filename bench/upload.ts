@@ -1,0 +1,168 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { type BenchRow, median } from './bench-table.js';
+import { peakRss, runTs, startServiceProcess, waitForLine } from './processes.js';
+
+/**
+ * The CSV upload over HTTP of a ~195 MB CSV (a JSON body just under the 200 MB limit),
+ * against DuckDB loading the same file directly with read_csv, in the same run.
+ * Target (issue 2): ratio <= 1.3, and the server's peak RSS no more than 250 MB above
+ * DuckDB's own for the direct load.
+ */
+
+const KEY = 'bench-key-00000001';
+const TARGET_BODY_BYTES = 199_000_000;
+
+/** A CSV shaped like on-chain data: block numbers, addresses, amounts, timestamps, text. */
+export function writeBenchmarkCsv(file: string, targetBytes: number): number {
+  const fd = fs.openSync(file, 'w');
+  let seed = 42;
+  const random = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  const hex = (length: number) => {
+    let out = '';
+    while (out.length < length)
+      out += Math.floor(random() * 0xffffffff)
+        .toString(16)
+        .padStart(8, '0');
+    return out.slice(0, length);
+  };
+  const tokens = ['stETH', 'rETH', 'cbETH', 'ETHx', 'mETH', 'swETH'];
+  let written = 0;
+  let rows = 0;
+  let batch = 'block_number,log_index,tx_hash,staker,token,amount,block_time,is_deposit,memo\n';
+  while (written + batch.length < targetBytes) {
+    const block = 18_000_000 + Math.floor(rows / 12);
+    const time = new Date(Date.UTC(2023, 8, 1) + block * 12_000).toISOString().slice(0, 19).replace('T', ' ');
+    const memo = rows % 9 === 0 ? '"restake, then delegate"' : `note ${rows % 1000}`;
+    batch += `${block},${rows % 40},0x${hex(64)},0x${hex(40)},${tokens[rows % tokens.length]},${(random() * 1000).toFixed(6)},${time},${rows % 3 === 0},${memo}\n`;
+    rows++;
+    if (batch.length > 1 << 20) {
+      fs.writeSync(fd, batch);
+      written += batch.length;
+      batch = '';
+    }
+  }
+  fs.writeSync(fd, batch);
+  written += batch.length;
+  fs.closeSync(fd);
+  return rows;
+}
+
+/** The JSON upload body, written around the CSV without holding it as one string. */
+function writeBody(csvFile: string, bodyFile: string): void {
+  const out = fs.openSync(bodyFile, 'w');
+  fs.writeSync(out, '{"table_name":"bench","description":"upload benchmark","is_private":false,"data":"');
+  const input = fs.openSync(csvFile, 'r');
+  const buffer = Buffer.alloc(1 << 20);
+  for (;;) {
+    const read = fs.readSync(input, buffer, 0, buffer.length, null);
+    if (read === 0) break;
+    const text = JSON.stringify(buffer.toString('utf8', 0, read)).slice(1, -1);
+    fs.writeSync(out, text);
+  }
+  fs.writeSync(out, '"}');
+  fs.closeSync(input);
+  fs.closeSync(out);
+}
+
+function postFile(url: string, file: string): Promise<{ status: number; ms: number; body: string }> {
+  const size = fs.statSync(file).size;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${url}/v1/table/upload/csv`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': size, 'x-service-api-key': KEY },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => {
+          body += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body }));
+      },
+    );
+    req.on('error', reject);
+    fs.createReadStream(file, { highWaterMark: 1 << 20 }).pipe(req);
+  });
+}
+
+async function directLoad(csvFile: string, dir: string): Promise<{ ms: number; rss: number }> {
+  const child = runTs('bench/servers/duckdb-direct-load.ts', [
+    csvFile,
+    path.join(dir, `direct-${Date.now()}.duckdb`),
+  ]);
+  const line = await waitForLine(child, /(\{"ms".*\})/, 600_000);
+  await child.exited;
+  return JSON.parse(line) as { ms: number; rss: number };
+}
+
+export async function runUploadBenchmark(runs = 3): Promise<BenchRow[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-upload-'));
+  try {
+    const csv = path.join(dir, 'data.csv');
+    const body = path.join(dir, 'body.json');
+    // Aim the JSON body just under the limit: escaping adds about one byte per line.
+    const rows = writeBenchmarkCsv(csv, TARGET_BODY_BYTES - 3_000_000);
+    writeBody(csv, body);
+    const csvBytes = fs.statSync(csv).size;
+    const bodyBytes = fs.statSync(body).size;
+    process.stderr.write(
+      `upload: ${rows} rows, CSV ${(csvBytes / 1e6).toFixed(1)} MB, body ${(bodyBytes / 1e6).toFixed(1)} MB\n`,
+    );
+
+    const direct: { ms: number; rss: number }[] = [];
+    for (let i = 0; i < runs; i++) direct.push(await directLoad(csv, dir));
+
+    const service = await startServiceProcess(path.join(dir, 'data'), { API_KEYS: `${KEY}=bench:premium` });
+    const uploads: number[] = [];
+    let serverPeak = 0;
+    try {
+      for (let i = 0; i < runs; i++) {
+        const result = await postFile(service.url, body);
+        if (result.status !== 200) throw new Error(`upload failed: ${result.status} ${result.body}`);
+        uploads.push(result.ms);
+      }
+    } finally {
+      serverPeak = peakRss(service.child.process.pid as number);
+      await service.stop();
+    }
+    const directMs = median(direct.map((d) => d.ms));
+    const directPeak = Math.max(...direct.map((d) => d.rss));
+    const uploadMs = median(uploads);
+    return [
+      {
+        benchmark: 'ingest',
+        case: `HTTP upload, ${(bodyBytes / 1e6).toFixed(0)} MB JSON body (${rows} rows)`,
+        value: uploadMs / 1000,
+        unit: 's',
+        baseline: { name: 'DuckDB read_csv direct', value: directMs / 1000 },
+        ratio: uploadMs / directMs,
+        target: '≤ 1.3×',
+        note: `runs: ${uploads.map((ms) => (ms / 1000).toFixed(2)).join(', ')} vs ${direct.map((d) => (d.ms / 1000).toFixed(2)).join(', ')}`,
+      },
+      {
+        benchmark: 'ingest',
+        case: 'server peak RSS during uploads',
+        value: serverPeak / 1e6,
+        unit: 'MB',
+        baseline: { name: 'DuckDB direct load peak', value: directPeak / 1e6 },
+        target: '≤ +250 MB',
+        note: `difference ${((serverPeak - directPeak) / 1e6).toFixed(0)} MB`,
+      },
+    ];
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { renderTable } = await import('./bench-table.js');
+  console.log(renderTable(await runUploadBenchmark()));
+}
