@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { ClientGoneError } from '../tables/upload-csv.js';
+import { ClientGoneError } from '../tables/body-to-file.js';
 
 /** How much of an unread request body is drained so the client sees the error. */
 const DRAIN_LIMIT_MS = 10_000;

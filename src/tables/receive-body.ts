@@ -1,9 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ulid } from 'ulid';
-import { ClientGoneError, discard, payloadTooLarge } from './upload-csv.js';
+import { bodyToFile } from './body-to-file.js';
 
 /**
  * Streams a raw request body (an insert's CSV or NDJSON) to a temporary file, so DuckDB's
@@ -15,21 +14,6 @@ export interface ReceivedBody {
   file: string;
   /** Bytes of the body as sent. */
   bytes: number;
-}
-
-/** Counts bytes and fails once `maxBytes` have passed: a body must be smaller than that. */
-class ByteCounter extends Transform {
-  seen = 0;
-
-  constructor(private readonly maxBytes: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen >= this.maxBytes) callback(payloadTooLarge(this.maxBytes));
-    else callback(null, chunk);
-  }
 }
 
 /**
@@ -65,27 +49,11 @@ export async function receiveBody(
 ): Promise<ReceivedBody> {
   await fs.mkdir(tmpDir, { recursive: true });
   const file = path.join(tmpDir, `insert-${ulid()}`);
-  const counter = new ByteCounter(maxBytes);
-  // The body stream itself is never destroyed here: after an early error the HTTP layer
-  // still has to answer on its connection.
-  const abandon = () => {
-    if (!body.readableEnded) counter.destroy(new ClientGoneError());
-  };
-  body.once('close', abandon);
-  body.once('error', abandon);
-  body.pipe(counter);
-  try {
-    const sink = await fs.open(file, 'w');
-    const destination = sink.createWriteStream();
-    if (options.dropCarriageReturns) await pipeline(counter, new DropCarriageReturns(), destination);
-    else await pipeline(counter, destination);
-    return { file, bytes: counter.seen };
-  } catch (error) {
-    body.unpipe(counter);
-    await discard(file);
-    throw error;
-  } finally {
-    body.off('close', abandon);
-    body.off('error', abandon);
-  }
+  const bytes = await bodyToFile(
+    body,
+    file,
+    maxBytes,
+    options.dropCarriageReturns ? [new DropCarriageReturns()] : [],
+  );
+  return { file, bytes };
 }

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { ulid } from 'ulid';
 import type { Account } from '../auth/account.js';
-import { ApiError, badRequest, forbidden } from '../errors.js';
+import { badRequest, forbidden } from '../errors.js';
 import type { Database } from '../storage/database.js';
+import { bodyToFile, discard } from './body-to-file.js';
 import type { InferredType } from './csv-column-types.js';
 import { parseCsvHeader, validateColumnNames } from './csv-header.js';
 import { inferFromSample, type LoadedColumn, replaceTableWithCsv } from './csv-loader.js';
@@ -31,28 +31,6 @@ export interface ReceivedUpload {
   sampled?: Promise<InferredType[] | undefined>;
 }
 
-export function payloadTooLarge(maxBytes: number): ApiError {
-  return new ApiError(
-    'payload_too_large',
-    `the request body must be smaller than ${maxBytes} bytes; split the data and append it with the insert operation`,
-  );
-}
-
-/** Fails the stream once `maxBytes` bytes have passed: a body must be smaller than that. */
-class ByteLimit extends Transform {
-  private seen = 0;
-
-  constructor(private readonly maxBytes: number) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    this.seen += chunk.length;
-    if (this.seen >= this.maxBytes) callback(payloadTooLarge(this.maxBytes));
-    else callback(null, chunk);
-  }
-}
-
 /**
  * Streams `body` to a temporary file through the byte limit and the decoder. The body
  * stream itself is never destroyed here: after an early error the HTTP layer still has to
@@ -66,7 +44,6 @@ export async function receiveUpload(
 ): Promise<ReceivedUpload> {
   await fs.mkdir(tmpDir, { recursive: true });
   const file = path.join(tmpDir, `upload-${ulid()}.csv`);
-  const limit = new ByteLimit(maxBytes);
   const decoder = new UploadBodyDecoder();
   let sampled: Promise<InferredType[] | undefined> | undefined;
   if (database) {
@@ -74,26 +51,13 @@ export async function receiveUpload(
       sampled = complete ? undefined : startSampleInference(database, `${file}.sample`, head);
     });
   }
-  const abandon = () => {
-    if (!body.readableEnded) limit.destroy(new ClientGoneError());
-  };
-  body.once('close', abandon);
-  body.once('error', abandon);
-  body.pipe(limit);
-  try {
-    const sink = await fs.open(file, 'w');
-    await pipeline(limit, decoder, sink.createWriteStream());
-    const decoded = decoder.result;
-    if (!decoded) throw badRequest('malformed JSON body: the body ended early');
-    return { file, ...decoded, ...(sampled ? { sampled } : {}) };
-  } catch (error) {
-    body.unpipe(limit);
+  await bodyToFile(body, file, maxBytes, [decoder]);
+  const decoded = decoder.result;
+  if (!decoded) {
     await discard(file);
-    throw error;
-  } finally {
-    body.off('close', abandon);
-    body.off('error', abandon);
+    throw badRequest('malformed JSON body: the body ended early');
   }
+  return { file, ...decoded, ...(sampled ? { sampled } : {}) };
 }
 
 /**
@@ -120,18 +84,6 @@ function startSampleInference(
     .writeFile(sampleFile, head.subarray(0, cut + 1))
     .then(() => inferFromSample(database, sampleFile, columns))
     .catch(() => undefined);
-}
-
-/** The client closed the connection before sending the whole body. */
-export class ClientGoneError extends Error {
-  override name = 'ClientGoneError';
-  constructor() {
-    super('the client closed the connection during the upload');
-  }
-}
-
-export async function discard(file: string): Promise<void> {
-  await fs.rm(file, { force: true });
 }
 
 interface UploadFields {

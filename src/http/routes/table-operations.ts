@@ -1,5 +1,6 @@
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
+import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
 import { clearTable } from '../../tables/clear-table.js';
 import { createTable, readCreateRequest } from '../../tables/create-table.js';
 import { deleteTable } from '../../tables/delete-table.js';
@@ -14,7 +15,6 @@ import {
   tableRefFromPath,
 } from '../../tables/table-access.js';
 import { describeTable } from '../../tables/table-catalog.js';
-import { discard, payloadTooLarge } from '../../tables/upload-csv.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';

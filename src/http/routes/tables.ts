@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { Request, Response, Router } from 'express';
+import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
 import { listTables } from '../../tables/table-catalog.js';
-import { discard, payloadTooLarge, receiveUpload, storeUpload } from '../../tables/upload-csv.js';
+import { receiveUpload, storeUpload } from '../../tables/upload-csv.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { requireJson } from '../content-type.js';
