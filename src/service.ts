@@ -31,8 +31,8 @@ export const PROJECT_QUERIES_DIR = path.resolve(import.meta.dirname, '../queries
 
 /** Results up to this many rows are cut into pages in memory (DESIGN §5's hot path). */
 const IN_MEMORY_RESULT_ROWS = 50_000;
-const ROW_CACHE_BYTES = 256 * 1024 * 1024;
-const ANSWER_CACHE_BYTES = 128 * 1024 * 1024;
+const ROW_CACHE_BYTES = 128 * 1024 * 1024;
+const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 
 export interface RunningService {
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
