@@ -11,6 +11,7 @@ import { loadSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './log.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
@@ -100,6 +101,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   );
   await executions.open();
+  const metrics = new ServiceMetrics({ processMetrics: true });
+  executions.onFinished((execution) => metrics.executionFinished(execution));
   const scheduler = new Scheduler(executions, logger);
 
   let url = '';
@@ -109,7 +112,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
     { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
   );
-  const app = createApp({ config, database, keys, logger, executions, results, baseUrl });
+  const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
   const server = http.createServer(app);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.

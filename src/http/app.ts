@@ -2,8 +2,10 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { ApiError } from '../errors.js';
 import type { AppDeps } from './app-deps.js';
 import { errorHandler } from './error-handler.js';
+import { metricsEndpoint } from './metrics-endpoint.js';
 import { rateLimit } from './rate-limit.js';
 import { requestLog } from './request-log.js';
+import { requestMetrics } from './request-metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
 import { resultRoutes } from './routes/results.js';
@@ -19,10 +21,12 @@ export function createApp(deps: AppDeps): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(deps.logger));
+  app.use(requestMetrics(deps.metrics));
 
   app.get('/health', (_req: Request, res: Response) => {
     res.json({ status: deps.database.isClosed ? 'closing' : 'ok' });
   });
+  app.get('/metrics', metricsEndpoint(deps.metrics));
 
   const api = express.Router({ caseSensitive: true, strict: false });
   api.use(rateLimit(deps.config.rateLimits, deps.keys));

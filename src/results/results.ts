@@ -32,6 +32,8 @@ export interface Answer {
   contentType: string;
   body: Buffer;
   headers: Record<string, string>;
+  /** Rows × columns of the page (0 without rows), for the datapoints-served metric. */
+  datapoints: number;
 }
 
 export interface ResultsOptions {
@@ -48,6 +50,7 @@ const json = (status: number, value: unknown): Answer => ({
   contentType: JSON_TYPE,
   body: Buffer.from(JSON.stringify(value)),
   headers: {},
+  datapoints: 0,
 });
 
 export class Results {
@@ -127,6 +130,7 @@ export class Results {
         uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
       };
     }
+    const datapoints = page.rows.length * page.columns.length;
     const answer: Answer =
       format === 'json'
         ? {
@@ -134,12 +138,14 @@ export class Results {
             contentType: JSON_TYPE,
             body: Buffer.from(resultsEnvelope(execution, state, page, next)),
             headers: {},
+            datapoints,
           }
         : {
             status: 200,
             contentType: CSV_TYPE,
             body: Buffer.from(`${csvHeader(page.columns)}\n${page.rows.map((row) => `${row}\n`).join('')}`),
             headers: next ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri } : {},
+            datapoints,
           };
     if (!sampled) this.answers.set(key, answer);
     return answer;

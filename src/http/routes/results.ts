@@ -1,5 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
+import type { ServiceMetrics } from '../../metrics/service-metrics.js';
 import { parseResultRequest, RESULT_PARAMETERS } from '../../results/result-request.js';
 import type { ResultFormat } from '../../results/result-rows.js';
 import type { Answer } from '../../results/results.js';
@@ -29,14 +30,15 @@ function resultParams(req: Request, extra: readonly string[] = []): Map<string, 
 }
 
 /** Writes a prepared answer: one writeHead, one write of the ready bytes. */
-export function send(res: Response, answer: Answer): void {
+export function send(res: Response, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
   res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
   res.end(answer.body);
+  metrics.datapointsServed(format, answer.datapoints);
 }
 
 export function resultRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
-  const { results } = deps;
+  const { results, metrics } = deps;
 
   router
     .route('/restaking/avs-stats')
@@ -51,7 +53,13 @@ export function resultRoutes(router: Router, deps: AppDeps): void {
         );
       }
       params.delete('queryID');
-      send(res, await results.latest(AVS_METRICS_QUERY_ID, parseResultRequest(params), 'json', req.baseUrl));
+      const answer = await results.latest(
+        AVS_METRICS_QUERY_ID,
+        parseResultRequest(params),
+        'json',
+        req.baseUrl,
+      );
+      send(res, answer, metrics, 'json');
     })
     .all(methodNotAllowed('GET'));
 
@@ -62,14 +70,19 @@ export function resultRoutes(router: Router, deps: AppDeps): void {
       .get(auth, async (req: Request, res: Response) => {
         const id = parseQueryId(String(req.params.queryId), 'query id');
         const request = parseResultRequest(resultParams(req));
-        send(res, await results.latest(id, request, format, req.baseUrl));
+        send(res, await results.latest(id, request, format, req.baseUrl), metrics, format);
       })
       .all(methodNotAllowed('GET'));
     router
       .route(`/execution/:executionId/results${suffix}`)
       .get(auth, async (req: Request, res: Response) => {
         const request = parseResultRequest(resultParams(req));
-        send(res, await results.ofExecution(String(req.params.executionId), request, format, req.baseUrl));
+        send(
+          res,
+          await results.ofExecution(String(req.params.executionId), request, format, req.baseUrl),
+          metrics,
+          format,
+        );
       })
       .all(methodNotAllowed('GET'));
   }

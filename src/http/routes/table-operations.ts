@@ -20,6 +20,7 @@ import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
+import { recordStoredBytes } from '../request-metrics.js';
 import { listEntry } from './table-entry.js';
 
 /**
@@ -69,6 +70,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     const received = await receiveBody(req, tmpDir, maxBytes, { dropCarriageReturns: format === 'ndjson' });
     try {
       const outcome = await insertRows(deps.database, account, ref, format, received);
+      recordStoredBytes(res, received.bytes);
       res.json({ rows_written: outcome.rowsWritten, bytes_written: received.bytes, name: fullName(ref) });
     } finally {
       await discard(received.file);

@@ -8,6 +8,7 @@ import { accountOf, authenticate } from '../authenticate.js';
 import { requireJson } from '../content-type.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { integerParam, readQueryParams } from '../query-params.js';
+import { recordStoredBytes } from '../request-metrics.js';
 import { listEntry } from './table-entry.js';
 import { tableOperationRoutes } from './table-operations.js';
 
@@ -41,6 +42,7 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
         },
         'upload stored',
       );
+      recordStoredBytes(res, received.dataBytes);
       res.json({ success: true, table_name: stored.tableName });
     } finally {
       await discard(received.file);

@@ -1,0 +1,120 @@
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { type Execution, STATES } from '../executions/execution.js';
+
+/**
+ * The service's Prometheus metrics, served at /metrics. Each service owns its registry
+ * (never prom-client's global one), so several services in one process (the tests) keep
+ * separate counts. Every label takes a bounded set of values: route patterns, never URLs;
+ * saved-query ids, never execution ids; nothing that names an account, a key or a table.
+ */
+
+/** The table operations whose request bodies are counted as uploaded bytes. */
+export type UploadOperation = 'upload' | 'insert';
+
+const REQUEST_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const UPLOAD_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const UPLOAD_BYTES = [1e3, 1e4, 1e5, 1e6, 1e7, 5e7, 1e8, 2e8];
+const REFRESH_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900];
+
+export interface ServiceMetricsOptions {
+  /** prom-client's process and Node.js metrics (memory, CPU, event loop, GC). */
+  processMetrics?: boolean;
+}
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly requestSeconds: Histogram<'method' | 'route' | 'status'>;
+  private readonly uploadBytes: Histogram<'operation'>;
+  private readonly uploadSeconds: Histogram<'operation' | 'status'>;
+  private readonly refreshSeconds: Histogram<'query_id' | 'state'>;
+  private readonly refreshFailures: Counter<'query_id' | 'type'>;
+  private readonly datapoints: Counter<'format'>;
+
+  constructor(options: ServiceMetricsOptions = {}) {
+    const registers = [this.registry];
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+    this.requestSeconds = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its answer, by method, route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: REQUEST_SECONDS,
+      registers,
+    });
+    this.uploadBytes = new Histogram({
+      name: 'upload_body_bytes',
+      help: 'Request body bytes of stored uploads (CSV upload) and inserts',
+      labelNames: ['operation'],
+      buckets: UPLOAD_BYTES,
+      registers,
+    });
+    this.uploadSeconds = new Histogram({
+      name: 'upload_duration_seconds',
+      help: 'Time to receive and store an upload or insert, by operation and status',
+      labelNames: ['operation', 'status'],
+      buckets: UPLOAD_SECONDS,
+      registers,
+    });
+    this.refreshSeconds = new Histogram({
+      name: 'refresh_duration_seconds',
+      help: 'Time a saved-query execution (scheduled refresh or execute) ran, by query and final state',
+      labelNames: ['query_id', 'state'],
+      buckets: REFRESH_SECONDS,
+      registers,
+    });
+    this.refreshFailures = new Counter({
+      name: 'refresh_failures_total',
+      help: 'Saved-query executions that failed, by query and failure type',
+      labelNames: ['query_id', 'type'],
+      registers,
+    });
+    this.datapoints = new Counter({
+      name: 'datapoints_served_total',
+      help: 'Datapoints (rows x columns) returned by the results endpoints, by format',
+      labelNames: ['format'],
+      registers,
+    });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  request(method: string, route: string, status: string, seconds: number): void {
+    const labels = { method, route, status };
+    this.requests.inc(labels);
+    this.requestSeconds.observe(labels, seconds);
+  }
+
+  /** A finished upload or insert request; `bytes` only when it was stored. */
+  upload(operation: UploadOperation, status: string, seconds: number, bytes?: number): void {
+    this.uploadSeconds.observe({ operation, status }, seconds);
+    if (bytes !== undefined) this.uploadBytes.observe({ operation }, bytes);
+  }
+
+  /** Called with every execution that finished (Executions.onFinished). */
+  executionFinished(execution: Execution): void {
+    const queryId = String(execution.queryId);
+    if (execution.startedAt && execution.endedAt) {
+      const seconds = (execution.endedAt.getTime() - execution.startedAt.getTime()) / 1000;
+      this.refreshSeconds.observe({ query_id: queryId, state: execution.state }, Math.max(0, seconds));
+    }
+    if (execution.state === STATES.failed) {
+      this.refreshFailures.inc({ query_id: queryId, type: execution.error?.type ?? 'unknown' });
+    }
+  }
+
+  datapointsServed(format: string, count: number): void {
+    if (count > 0) this.datapoints.inc({ format }, count);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
