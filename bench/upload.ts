@@ -3,13 +3,15 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { type BenchRow, median } from './bench-table.js';
+import { measurePostgresCopy } from './postgres-copy.js';
 import { peakRss, runTs, startServiceProcess, waitForLine } from './processes.js';
 
 /**
  * The CSV upload over HTTP of a ~195 MB CSV (a JSON body just under the 200 MB limit),
- * against DuckDB loading the same file directly with read_csv, in the same run.
- * Target (issue 2): ratio <= 1.3, and the server's peak RSS no more than 250 MB above
- * DuckDB's own for the direct load.
+ * against DuckDB loading the same file directly with read_csv, and against PostgreSQL's
+ * COPY of the same file (bench/postgres-copy.ts; skipped where it is not installed), in
+ * the same run. Target (issue 2): ratio to DuckDB <= 1.3, and the server's peak RSS no more
+ * than 250 MB above DuckDB's own for the direct load.
  */
 
 const KEY = 'bench-key-00000001';
@@ -119,6 +121,7 @@ export async function runUploadBenchmark(runs = 3): Promise<BenchRow[]> {
 
     const direct: { ms: number; rss: number }[] = [];
     for (let i = 0; i < runs; i++) direct.push(await directLoad(csv, dir));
+    const postgres = await measurePostgresCopy(csv, runs);
 
     const service = await startServiceProcess(path.join(dir, 'data'), { API_KEYS: `${KEY}=bench:premium` });
     const uploads: number[] = [];
@@ -136,6 +139,24 @@ export async function runUploadBenchmark(runs = 3): Promise<BenchRow[]> {
     const directMs = median(direct.map((d) => d.ms));
     const directPeak = Math.max(...direct.map((d) => d.rss));
     const uploadMs = median(uploads);
+    const postgresRow: BenchRow =
+      'skipped' in postgres
+        ? {
+            benchmark: 'ingest',
+            case: 'HTTP upload vs PostgreSQL COPY',
+            value: uploadMs / 1000,
+            unit: 's',
+            note: postgres.skipped,
+          }
+        : {
+            benchmark: 'ingest',
+            case: `HTTP upload vs ${postgres.version} COPY FROM STDIN (psql, same CSV)`,
+            value: uploadMs / 1000,
+            unit: 's',
+            baseline: { name: `${postgres.version} COPY`, value: median(postgres.runsMs) / 1000 },
+            ratio: uploadMs / median(postgres.runsMs),
+            note: `COPY runs: ${postgres.runsMs.map((ms) => (ms / 1000).toFixed(2)).join(', ')} (${postgres.rows} rows)`,
+          };
     return [
       {
         benchmark: 'ingest',
@@ -147,6 +168,7 @@ export async function runUploadBenchmark(runs = 3): Promise<BenchRow[]> {
         target: '≤ 1.3×',
         note: `runs: ${uploads.map((ms) => (ms / 1000).toFixed(2)).join(', ')} vs ${direct.map((d) => (d.ms / 1000).toFixed(2)).join(', ')}`,
       },
+      postgresRow,
       {
         benchmark: 'ingest',
         case: 'server peak RSS during uploads',
