@@ -18,6 +18,9 @@ interface HttpLibraryError {
 function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   const library = error as HttpLibraryError;
+  // The router decoding a path segment with a broken %-escape (`/v1/query/%FF/results`).
+  if (error instanceof URIError && library.status === 400)
+    return new ApiError('bad_request', 'the path holds a malformed percent-encoding (%XX)');
   if (
     typeof library?.status === 'number' &&
     library.expose &&

@@ -50,6 +50,9 @@ export async function bodyToFile(
   maxBytes: number,
   transforms: readonly Transform[] = [],
 ): Promise<number> {
+  // The file is opened before anything is piped: an error on `limit` (the client leaving)
+  // while nothing listens to it yet would be an uncaught exception, ending the process.
+  const sink = await fs.open(file, 'w');
   const limit = new ByteLimit(maxBytes);
   const abandon = () => {
     if (!body.readableEnded) limit.destroy(new ClientGoneError());
@@ -57,8 +60,10 @@ export async function bodyToFile(
   body.once('close', abandon);
   body.once('error', abandon);
   body.pipe(limit);
+  // Gone while the file was opening: its 'close' has passed. The error is emitted on the
+  // next tick, after pipeline() below has started listening.
+  if (body.destroyed) abandon();
   try {
-    const sink = await fs.open(file, 'w');
     await pipeline([limit, ...transforms, sink.createWriteStream()]);
     return limit.seen;
   } catch (error) {
