@@ -7,7 +7,7 @@ import { KeyStore } from './auth/key-store.js';
 import type { Config } from './config/config.js';
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
-import { loadSavedQueries } from './executions/saved-queries.js';
+import { configuredSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './log.js';
@@ -25,10 +25,7 @@ import { migrate } from './storage/service-schema.js';
 export const DATABASE_FILE = 'warehouse.duckdb';
 
 /** How long in-flight requests get to finish at shutdown before connections are cut. */
-const SHUTDOWN_GRACE_MS = 5_000;
-
-/** The project's saved queries; QUERIES_DIR adds an operator's own. */
-export const PROJECT_QUERIES_DIR = path.resolve(import.meta.dirname, '../queries');
+const SHUTDOWN_GRACE_MS = 3_000;
 
 /** Results up to this many rows are cut into pages in memory (DESIGN §5's hot path). */
 const IN_MEMORY_RESULT_ROWS = 50_000;
@@ -41,6 +38,7 @@ export interface RunningService {
   /** The local key, when this data directory has one (first start or dev-api-key.txt). */
   localKey: { key: string; created: boolean } | undefined;
   database: Database;
+  keys: KeyStore;
   executions: Executions;
   server: http.Server;
   close(): Promise<void>;
@@ -90,10 +88,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
   const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
 
-  const folders = [PROJECT_QUERIES_DIR, ...(config.queriesDir ? [config.queriesDir] : [])];
   const executions = new Executions(
     database,
-    loadSavedQueries(folders, config.refreshIntervalSeconds),
+    configuredSavedQueries(config),
     {
       maxResultRows: config.maxResultRows,
       retentionHours: config.resultRetentionHours,
@@ -145,12 +142,15 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       executions.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      // A request that finishes in the grace period leaves its keep-alive connection idle.
+      const idle = setInterval(() => server.closeIdleConnections(), 100);
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
+      clearInterval(idle);
       clearTimeout(timer);
       await database.close();
     })();
     return closing;
   };
-  return { url, localKey, database, executions, server, close };
+  return { url, localKey, database, keys, executions, server, close };
 }

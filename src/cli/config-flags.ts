@@ -1,4 +1,5 @@
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig } from '../config/config.js';
 
 /** Each environment variable of the configuration, as a flag that overrides it. */
 const FLAGS: readonly [flag: string, variable: string, description: string][] = [
@@ -6,6 +7,11 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--host <host>', 'HOST', 'listen address'],
   ['--data-dir <dir>', 'DATA_DIR', 'where the database, keys and temporary files live'],
   ['--public-base-url <url>', 'PUBLIC_BASE_URL', 'absolute base of next_uri links'],
+  [
+    '--api-keys <list>',
+    'API_KEYS',
+    'KEY=HANDLE[:PLAN][:admin], comma-separated; other local users can read a command line, so prefer `keys create`',
+  ],
   ['--refresh-interval-seconds <n>', 'REFRESH_INTERVAL_SECONDS', 'how often saved queries run'],
   ['--max-upload-bytes <n>', 'MAX_UPLOAD_BYTES', 'an upload body must be smaller than this'],
   [
@@ -21,10 +27,29 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--demo-data <on|off>', 'DEMO_DATA', 'fill a fresh data directory with the demo restaking data'],
 ];
 
+/**
+ * Checks a flag's value as the configuration would check the variable, so a bad value is
+ * refused while parsing, naming the flag, before anything starts.
+ */
+function checkedAs(variable: string) {
+  return (value: string): string => {
+    try {
+      loadConfig({ [variable]: value });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+    return value;
+  };
+}
+
 export function addConfigFlags(command: Command, only?: readonly string[]): Command {
   for (const [flag, variable, description] of FLAGS) {
     if (only && !only.includes(variable)) continue;
-    command.addOption(new Option(flag, `${description} (env ${variable})`));
+    const option = new Option(flag, `${description} (env ${variable})`);
+    // Commander quotes a refused value back, and a key list must not end up in a log.
+    if (variable !== 'API_KEYS') option.argParser(checkedAs(variable));
+    command.addOption(option);
   }
   return command;
 }

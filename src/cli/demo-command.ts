@@ -14,7 +14,7 @@ import { addConfigFlags, environmentWithFlags } from './config-flags.js';
  * `demo --scale N`: fills the `restaking` source tables with the deterministic demo data
  * set, replacing what they held. It needs the database file to itself, so it refuses to
  * run while a server holds it (Database.open throws DatabaseLockedError, which the entry
- * point reports with exit code 1).
+ * point reports with exit code 3).
  */
 
 function parseScale(value: string): number {

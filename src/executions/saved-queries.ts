@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Config } from '../config/config.js';
+import { projectFiles } from '../runtime/project-files.js';
 
 /**
  * Saved queries: SQL files whose header names them. An operator adds an API over any
@@ -58,24 +60,54 @@ export function parseSavedQuery(file: string, text: string, defaultRefreshSecond
   return { id, name, description: header.get('description') ?? '', refreshSeconds, sql, file };
 }
 
-/** All `*.sql` files of the folders; ids must be unique across them. */
-export function loadSavedQueries(folders: readonly string[], defaultRefreshSeconds: number): SavedQuery[] {
+/** A saved-query file: where it came from (for messages) and its text. */
+export interface SavedQueryFile {
+  file: string;
+  text: string;
+}
+
+/** The project's own saved queries: its `queries/` folder, embedded in the single-file build. */
+export function projectSavedQueryFiles(): SavedQueryFile[] {
+  return projectFiles('queries')
+    .filter((f) => f.name.endsWith('.sql') && !f.name.includes('/'))
+    .map((f) => ({ file: f.origin, text: f.contents.toString('utf8') }));
+}
+
+/** The `*.sql` files of an operator's folder, in name order. */
+export function readSavedQueryFolder(folder: string): SavedQueryFile[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(folder).filter((name) => name.endsWith('.sql'));
+  } catch (error) {
+    throw new SavedQueryError(`cannot read the saved-query folder ${folder}: ${(error as Error).message}`);
+  }
+  return entries.sort().map((entry) => {
+    const file = path.join(folder, entry);
+    return { file, text: fs.readFileSync(file, 'utf8') };
+  });
+}
+
+/** Parses the files; ids must be unique across them. */
+export function loadSavedQueries(
+  files: readonly SavedQueryFile[],
+  defaultRefreshSeconds: number,
+): SavedQuery[] {
   const queries = new Map<number, SavedQuery>();
-  for (const folder of folders) {
-    let entries: string[];
-    try {
-      entries = fs.readdirSync(folder).filter((name) => name.endsWith('.sql'));
-    } catch (error) {
-      throw new SavedQueryError(`cannot read the saved-query folder ${folder}: ${(error as Error).message}`);
-    }
-    for (const entry of entries.sort()) {
-      const file = path.join(folder, entry);
-      const query = parseSavedQuery(file, fs.readFileSync(file, 'utf8'), defaultRefreshSeconds);
-      const other = queries.get(query.id);
-      if (other)
-        throw new SavedQueryError(`saved query id ${query.id} is used by both ${other.file} and ${file}`);
-      queries.set(query.id, query);
-    }
+  for (const { file, text } of files) {
+    const query = parseSavedQuery(file, text, defaultRefreshSeconds);
+    const other = queries.get(query.id);
+    if (other)
+      throw new SavedQueryError(`saved query id ${query.id} is used by both ${other.file} and ${file}`);
+    queries.set(query.id, query);
   }
   return [...queries.values()];
+}
+
+/** The saved queries a configuration names: the project's, then those of QUERIES_DIR. */
+export function configuredSavedQueries(config: Config): SavedQuery[] {
+  const files = [
+    ...projectSavedQueryFiles(),
+    ...(config.queriesDir ? readSavedQueryFolder(config.queriesDir) : []),
+  ];
+  return loadSavedQueries(files, config.refreshIntervalSeconds);
 }

@@ -101,7 +101,7 @@ describe('serve', () => {
     const dataDir = freshDir();
     const first = await spawnService(dataDir);
     const { code, output } = await exitOf(['serve'], { DATA_DIR: dataDir, PORT: '0' });
-    expect(code).toBe(1);
+    expect(code).toBe(3);
     expect(output).toMatch(/already in use/);
     first.process.kill('SIGTERM');
     expect(await first.exited).toBe(0);

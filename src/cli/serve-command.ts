@@ -1,0 +1,106 @@
+import path from 'node:path';
+import type { Command } from 'commander';
+import { KEY_FILE_NAME } from '../auth/key-store.js';
+import type { Config } from '../config/config.js';
+import { loadConfig } from '../config/config.js';
+import { createLogger } from '../log.js';
+import { type RunningService, startService } from '../service.js';
+import { addConfigFlags, environmentWithFlags } from './config-flags.js';
+import { CliError, EXIT } from './exit-codes.js';
+
+/**
+ * `serve`, the default command: starts the service, prints one start-up line, and stops
+ * cleanly on SIGTERM or SIGINT (exit 0). Shutdown is bounded: if closing takes longer than
+ * SHUTDOWN_DEADLINE_MS, or a second signal comes, the process exits with 1 at once. DuckDB's
+ * write-ahead log keeps the file consistent either way; only uncommitted work is lost.
+ */
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+function describeKeys(config: Config, service: RunningService): string {
+  const configured = config.apiKeys.length;
+  const inFile = Math.max(0, service.keys.size - configured);
+  const sources: string[] = [];
+  if (configured > 0) sources.push(`${configured} from API_KEYS`);
+  if (inFile > 0) sources.push(`${inFile} in ${path.join(config.dataDir, KEY_FILE_NAME)}`);
+  return sources.length > 0 ? `keys: ${sources.join(', ')}` : 'keys: none';
+}
+
+function describeQueries(service: RunningService): string {
+  const queries = service.executions.savedQueries();
+  if (queries.length === 0) return 'saved queries: none';
+  return `saved queries: ${queries.map((q) => `${q.id} (${q.name})`).join(', ')}`;
+}
+
+async function serve(options: Record<string, unknown>, command: Command): Promise<void> {
+  // `serve` is the default command, so a mistyped command name arrives here as an operand.
+  if (command.args.length > 0) {
+    throw new CliError(
+      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh; see --help)`,
+      EXIT.usage,
+    );
+  }
+  const config = loadConfig(environmentWithFlags(options));
+  const logger = createLogger(config.logLevel);
+  const service = await startService(config, logger);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const keys = describeKeys(config, service);
+  const queries = describeQueries(service);
+  out(`Serving on ${service.url} (data directory ${config.dataDir}; ${keys}; ${queries})`);
+  logger.info(
+    {
+      url: service.url,
+      dataDir: config.dataDir,
+      configuredKeys: config.apiKeys.length,
+      keys: service.keys.size,
+      savedQueries: service.executions.savedQueries().map((q) => q.id),
+    },
+    'serving',
+  );
+  if (service.localKey) {
+    out(
+      service.localKey.created
+        ? `Created a local API key (handle "local", premium, admin): ${service.localKey.key}`
+        : `Local API key: ${service.localKey.key}`,
+    );
+    out(
+      `  it is saved in ${config.dataDir}/dev-api-key.txt; try: curl -H "X-Service-Api-Key: ${service.localKey.key}" ${service.url}/v1/tables`,
+    );
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting for the shutdown');
+      process.exit(EXIT.failure);
+    }
+    stopping = true;
+    const started = performance.now();
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error({ ms: SHUTDOWN_DEADLINE_MS }, 'shutdown took too long; exiting');
+      process.exit(EXIT.failure);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    service.close().then(
+      () => {
+        logger.info({ ms: Math.round(performance.now() - started) }, 'stopped cleanly');
+        process.exit(EXIT.ok);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(EXIT.failure);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+export function addServeCommand(program: Command): void {
+  addConfigFlags(
+    program
+      .command('serve', { isDefault: true })
+      .description('start the HTTP service (the default command)')
+      // Checked in the action, for a clearer message than "too many arguments".
+      .allowExcessArguments(true),
+  ).action(serve);
+}

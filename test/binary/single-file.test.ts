@@ -1,0 +1,182 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import packageJson from '../../package.json' with { type: 'json' };
+
+/**
+ * The single executable file, as a data team would use it: built with `npm run build:binary`
+ * (here into a temporary directory, so a developer's dist/ is left alone), copied alone into
+ * an empty directory, run there with nothing else: no node_modules, no source tree, a
+ * minimal environment and an empty cache for the native library.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const BUILD_TIMEOUT_MS = 240_000;
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'single-file-'));
+const runDir = path.join(scratch, 'run');
+const cacheDir = path.join(scratch, 'cache');
+let binary = '';
+let buildOutput = '';
+
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+beforeAll(async () => {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/build-binary.ts', '--out', path.join(scratch, 'dist')],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout.on('data', (c) => {
+    buildOutput += c;
+  });
+  child.stderr.on('data', (c) => {
+    buildOutput += c;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`build:binary failed (${code}):\n${buildOutput}`);
+  const built = buildOutput.trim().split('\n').at(-1) ?? '';
+  fs.mkdirSync(runDir);
+  binary = path.join(runDir, path.basename(built));
+  fs.copyFileSync(built, binary);
+  fs.chmodSync(binary, 0o755);
+}, BUILD_TIMEOUT_MS);
+
+/** Only what a bare machine has; in particular no NODE_OPTIONS, NODE_PATH or npm variables. */
+function bareEnvironment(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: '/usr/bin:/bin', HOME: scratch, XDG_CACHE_HOME: cacheDir, LOG_LEVEL: 'warn', ...extra };
+}
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | string>;
+}
+
+function start(args: string[], extra: Record<string, string> = {}): Run {
+  const child = spawn(binary, args, {
+    cwd: runDir,
+    env: bareEnvironment(extra),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (c) => {
+    output += c;
+  });
+  child.stderr?.on('data', (c) => {
+    output += c;
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  return { child, output: () => output, exited };
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('the single executable file', () => {
+  it('is one file whose build printed its path last', () => {
+    expect(buildOutput.trim().split('\n').at(-1)).toMatch(/dist\/restaking-data-service$/);
+    expect(fs.readdirSync(runDir)).toEqual([path.basename(binary)]);
+  });
+
+  it('answers --version and --help', async () => {
+    const version = start(['--version']);
+    expect(await version.exited).toBe(0);
+    expect(version.output().trim()).toBe(packageJson.version);
+    const help = start(['refresh', '--help']);
+    expect(await help.exited).toBe(0);
+    expect(help.output()).toContain('run the saved queries once and exit');
+  });
+
+  it('serves from an empty directory: demo data, the metrics, uploads, the settings page; stops on SIGTERM', async () => {
+    const service = start([], { PORT: '0' });
+    const url = await waitFor(
+      'the start-up line',
+      () => /Serving on (http:\/\/\S+)/.exec(service.output())?.[1],
+    );
+    expect(service.output()).toContain(`(data directory ${path.join(runDir, 'data')}; keys: 1 in `);
+    expect(service.output()).toContain('saved queries: 3693850 (AVS metrics))');
+    await waitFor('/health', async () => ((await fetch(`${url}/health`)).ok ? true : undefined));
+    const key = fs.readFileSync(path.join(runDir, 'data', 'dev-api-key.txt'), 'utf8').trim();
+    const headers = { 'x-service-api-key': key };
+
+    const metrics = await waitFor('the metrics', async () => {
+      const response = await fetch(`${url}/v1/restaking/avs-stats?queryID=3693850&limit=3`, { headers });
+      const body = (await response.json()) as {
+        state: string;
+        result?: { rows: Record<string, unknown>[]; metadata: { total_row_count: number } };
+      };
+      return body.state === 'QUERY_STATE_COMPLETED' ? body : undefined;
+    });
+    expect(metrics.result?.metadata.total_row_count).toBe(40);
+    expect(metrics.result?.rows).toHaveLength(3);
+    expect(metrics.result?.rows[0]).toMatchObject({
+      avs_name: expect.any(String),
+      total_TVL: expect.any(Number),
+    });
+
+    const uploaded = await fetch(`${url}/v1/table/upload/csv`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ table_name: 'prices', data: 'day,token,price\n2024-01-01,stETH,2301.5\n' }),
+    });
+    expect(await uploaded.json()).toEqual({ success: true, table_name: 'dataset_prices' });
+    const tables = (await (await fetch(`${url}/v1/tables`, { headers })).json()) as {
+      tables: { full_name: string; row_count: number }[];
+    };
+    expect(tables.tables).toContainEqual(
+      expect.objectContaining({ full_name: 'local.dataset_prices', row_count: 1 }),
+    );
+
+    const page = await fetch(`${url}/settings/data`);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('settings.js');
+    for (const file of ['settings.js', 'settings.css']) {
+      const response = await fetch(`${url}/settings/${file}`);
+      expect(response.status).toBe(200);
+      expect((await response.text()).length).toBeGreaterThan(100);
+    }
+
+    const held = start(['refresh']);
+    expect(await held.exited).toBe(3);
+
+    const signalled = performance.now();
+    service.child.kill('SIGTERM');
+    expect(await service.exited).toBe(0);
+    expect(performance.now() - signalled).toBeLessThan(5_000);
+    expect(fs.readdirSync(runDir).sort()).toEqual(['data', path.basename(binary)]);
+  });
+
+  it('runs its commands on the data it left: refresh, then serve again with the upload kept', async () => {
+    const refresh = start(['refresh']);
+    expect(await refresh.exited).toBe(0);
+    expect(refresh.output()).toMatch(/^3693850 \(AVS metrics\): completed, 40 rows/);
+
+    const service = start(['serve', '--port', '0']);
+    const url = await waitFor(
+      'the start-up line',
+      () => /Serving on (http:\/\/\S+)/.exec(service.output())?.[1],
+    );
+    expect(service.output()).not.toContain('Created a local API key');
+    const key = fs.readFileSync(path.join(runDir, 'data', 'dev-api-key.txt'), 'utf8').trim();
+    const tables = (await (
+      await fetch(`${url}/v1/tables`, { headers: { 'x-service-api-key': key } })
+    ).json()) as {
+      tables: { full_name: string }[];
+    };
+    expect(tables.tables.map((t) => t.full_name)).toContain('local.dataset_prices');
+    service.child.kill('SIGINT');
+    expect(await service.exited).toBe(0);
+  });
+});

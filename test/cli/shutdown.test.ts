@@ -1,0 +1,166 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type ChildService, spawnService } from '../helpers/child-service.js';
+import { KEYS, tempDir } from '../helpers/service.js';
+
+/**
+ * SIGTERM while the service is busy: it must exit 0 within a few seconds and leave a
+ * database that opens with every committed table whole and nothing half-written.
+ */
+
+const FIXTURE_QUERIES = path.resolve(import.meta.dirname, '../fixtures/queries');
+/** What "a few seconds" means here: the HTTP grace period (3 s), a load, a checkpoint. */
+const SHUTDOWN_LIMIT_MS = 8_000;
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function freshDir() {
+  const dir = tempDir('shutdown-');
+  dirs.push(dir);
+  return dir;
+}
+
+/** An upload body just under the default 200 MB limit, and its number of rows. */
+function uploadBody(): { body: Buffer; rows: number } {
+  const lines = ['id,label,amount'];
+  let size = 0;
+  let rows = 0;
+  for (; size < 190_000_000; rows++) {
+    const line = `${rows},label number ${rows} of a large upload,${rows * 1.5}`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return { body: Buffer.from(JSON.stringify({ table_name: 'big', data: `${lines.join('\n')}\n` })), rows };
+}
+
+interface UploadOutcome {
+  status?: number;
+}
+
+/** Sends the body, half of it or all of it; `onSent` runs once that much is written. */
+function upload(url: string, body: Buffer, part: 'half' | 'all', onSent: () => void): Promise<UploadOutcome> {
+  return new Promise((resolve) => {
+    const outcome: UploadOutcome = {};
+    const req = http.request(
+      `${url}/v1/table/upload/csv`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'content-length': body.length,
+          'x-service-api-key': KEYS.alice,
+        },
+      },
+      (res) => {
+        outcome.status = res.statusCode;
+        res.resume();
+        res.on('end', () => resolve(outcome));
+      },
+    );
+    req.on('error', () => resolve(outcome));
+    const half = Math.floor(body.length / 2);
+    req.write(body.subarray(0, half), () => {
+      // A client that stalls half-way: the service must not wait for it.
+      if (part === 'half') return onSent();
+      req.end(body.subarray(half), onSent);
+    });
+  });
+}
+
+async function timeToExit(service: ChildService, signal: NodeJS.Signals = 'SIGTERM') {
+  const started = performance.now();
+  service.process.kill(signal);
+  const code = await service.exited;
+  return { code, ms: performance.now() - started };
+}
+
+async function bigTableRows(url: string): Promise<number | undefined> {
+  const response = await fetch(`${url}/v1/tables`, { headers: { 'x-service-api-key': KEYS.alice } });
+  const { tables } = (await response.json()) as { tables: { table_name: string; row_count: number }[] };
+  return tables.find((t) => t.table_name === 'dataset_big')?.row_count;
+}
+
+describe('SIGTERM during a 190 MB upload', () => {
+  const { body, rows: expectedRows } = uploadBody();
+
+  it.each([
+    ['while the body is still arriving (the client stalls)', 'half', 0],
+    ['just after the body arrived (the table is being loaded)', 'all', 200],
+  ] as const)('%s: exits 0 within a few seconds, the table whole or absent', async (_, part, delayMs) => {
+    const dataDir = freshDir();
+    let service = await spawnService(dataDir);
+    let exit: Promise<{ code: number | string; ms: number }> | undefined;
+    const outcome = await upload(service.url, body, part, () => {
+      exit = new Promise((r) => setTimeout(r, delayMs)).then(() => timeToExit(service));
+    });
+    const { code, ms } = await (exit as NonNullable<typeof exit>);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(SHUTDOWN_LIMIT_MS);
+    expect(service.output()).not.toMatch(/"level":50/);
+
+    service = await spawnService(dataDir);
+    const rows = await bigTableRows(service.url);
+    // Answered 200: the table is there, whole. Cut off: no table, and no leftovers.
+    if (outcome.status === 200) expect(rows).toBe(expectedRows);
+    else expect(rows).toBeUndefined();
+    if (part === 'half') expect(outcome.status).toBeUndefined();
+    expect(fs.readdirSync(path.join(dataDir, 'tmp'))).toEqual([]);
+    expect((await timeToExit(service)).code).toBe(0);
+  });
+});
+
+describe('SIGTERM during a refresh', () => {
+  it('interrupts the running saved query and exits 0 at once; the next start records it as cut short', async () => {
+    const dataDir = freshDir();
+    const env = { QUERIES_DIR: FIXTURE_QUERIES, LOG_LEVEL: 'info' };
+    let service = await spawnService(dataDir, env);
+    // 1002 runs for minutes; the scheduler starts it at once on a fresh directory.
+    for (let i = 0; i < 200 && !/"queryId":1002,"msg":"execution started"/.test(service.output()); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const executionId = /"executionId":"(\w+)","queryId":1002,"msg":"execution started"/.exec(
+      service.output(),
+    )?.[1];
+    expect(executionId).toBeDefined();
+    const { code, ms } = await timeToExit(service);
+    expect(code).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+
+    service = await spawnService(dataDir, env);
+    const status = await fetch(`${service.url}/v1/execution/${executionId}/status`, {
+      headers: { 'x-service-api-key': KEYS.alice },
+    });
+    expect(await status.json()).toMatchObject({
+      state: 'QUERY_STATE_FAILED',
+      error: { type: 'FAILED_TYPE_SERVICE_RESTARTED' },
+    });
+    expect((await timeToExit(service)).code).toBe(0);
+  });
+});
+
+describe('a second signal', () => {
+  it('ends a shutdown that is waiting for a stalled client at once, with exit code 1', async () => {
+    const service = await spawnService(freshDir());
+    const req = http.request(`${service.url}/v1/table/upload/csv`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': 1000,
+        'x-service-api-key': KEYS.alice,
+      },
+    });
+    req.on('error', () => undefined);
+    await new Promise<void>((resolve) => req.write('{"table_name": "t", "data": "a\\n', () => resolve()));
+    service.process.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 300));
+    const { code, ms } = await timeToExit(service, 'SIGINT');
+    expect(code).toBe(1);
+    expect(ms).toBeLessThan(1_000);
+    req.destroy();
+  });
+});
