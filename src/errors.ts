@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'unavailable'
+  | 'insufficient_storage'
   | 'internal';
 
 const STATUS: Record<ErrorCode, number> = {
@@ -27,6 +28,7 @@ const STATUS: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   unavailable: 503,
+  insufficient_storage: 507,
   internal: 500,
 };
 

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { isDiskFull } from '../storage/storage-error.js';
 import { ClientGoneError } from '../tables/body-to-file.js';
 
 /** How much of an unread request body is drained so the client sees the error. */
@@ -18,6 +19,12 @@ interface HttpLibraryError {
 function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   const library = error as HttpLibraryError;
+  if (isDiskFull(error)) {
+    return new ApiError(
+      'insufficient_storage',
+      'the server has no disk space left: nothing of this request was stored; retry once space is freed',
+    );
+  }
   // The router decoding a path segment with a broken %-escape (`/v1/query/%FF/results`).
   if (error instanceof URIError && library.status === 400)
     return new ApiError('bad_request', 'the path holds a malformed percent-encoding (%XX)');
@@ -47,6 +54,9 @@ export function errorHandler(logger: Logger) {
     }
     const apiError = toApiError(error);
     if (!apiError) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
+    // The operator has to act on this one: say so in the log, not only to the client.
+    if (apiError?.code === 'insufficient_storage')
+      logger.error({ err: error, method: req.method, path: req.path }, 'disk full');
     if (res.headersSent) {
       req.socket.destroy();
       return;
