@@ -43,30 +43,7 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
   const config = loadConfig(environmentWithFlags(options));
   const logger = createLogger(config.logLevel);
   const service = await startService(config, logger);
-  const out = (line: string) => process.stdout.write(`${line}\n`);
-  const keys = describeKeys(config, service);
-  const queries = describeQueries(service);
-  out(`Serving on ${service.url} (data directory ${config.dataDir}; ${keys}; ${queries})`);
-  logger.info(
-    {
-      url: service.url,
-      dataDir: config.dataDir,
-      configuredKeys: config.apiKeys.length,
-      keys: service.keys.size,
-      savedQueries: service.executions.savedQueries().map((q) => q.id),
-    },
-    'serving',
-  );
-  if (service.localKey) {
-    out(
-      service.localKey.created
-        ? `Created a local API key (handle "local", premium, admin): ${service.localKey.key}`
-        : `Local API key: ${service.localKey.key}`,
-    );
-    out(
-      `  it is saved in ${config.dataDir}/dev-api-key.txt; try: curl -H "X-Service-Api-Key: ${service.localKey.key}" ${service.url}/v1/tables`,
-    );
-  }
+  // Before the start-up line: whoever waits for that line may signal at once.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -93,6 +70,30 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const keys = describeKeys(config, service);
+  const queries = describeQueries(service);
+  out(`Serving on ${service.url} (data directory ${config.dataDir}; ${keys}; ${queries})`);
+  logger.info(
+    {
+      url: service.url,
+      dataDir: config.dataDir,
+      configuredKeys: config.apiKeys.length,
+      keys: service.keys.size,
+      savedQueries: service.executions.savedQueries().map((q) => q.id),
+    },
+    'serving',
+  );
+  if (service.localKey) {
+    out(
+      service.localKey.created
+        ? `Created a local API key (handle "local", premium, admin): ${service.localKey.key}`
+        : `Local API key: ${service.localKey.key}`,
+    );
+    out(
+      `  it is saved in ${config.dataDir}/dev-api-key.txt; try: curl -H "X-Service-Api-Key: ${service.localKey.key}" ${service.url}/v1/tables`,
+    );
+  }
 }
 
 export function addServeCommand(program: Command): void {
