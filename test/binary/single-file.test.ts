@@ -21,7 +21,13 @@ const cacheDir = path.join(scratch, 'cache');
 let binary = '';
 let buildOutput = '';
 
-afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }));
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  // Whatever a failed test left running, then the files.
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
 
 beforeAll(async () => {
   const child = spawn(

@@ -1,8 +1,9 @@
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
-import { runCli, spawnService } from '../helpers/child-service.js';
+import { runCli as spawnCli, spawnService } from '../helpers/child-service.js';
 import { tempDir } from '../helpers/service.js';
 
 /**
@@ -16,6 +17,20 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
+
+/** Children still running at the end (a test failed half-way) are stopped, not left behind. */
+const children = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of children)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+});
+
+function runCli(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawnCli(args, env);
+  children.add(child);
+  return child;
+}
 
 function freshDir() {
   const dir = tempDir('cli-');
@@ -174,6 +189,7 @@ describe('refresh', () => {
     );
 
     const server = await spawnService(dataDir);
+    children.add(server.process);
     const held = await exitOf(['refresh', '--data-dir', dataDir]);
     expect(held.code).toBe(3);
     expect(held.stderr).toMatch(/already in use/);
