@@ -210,11 +210,21 @@ export class Database {
    * closes. Committed data is durable before this (DuckDB's WAL); the checkpoint only makes
    * the next open faster.
    */
-  async close(): Promise<void> {
+  async close(writeGraceMs = 5_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const session of this.dedicatedSessions) session.interrupt();
+    // A long write (a large load on a busy machine) gets a grace period, then is interrupted:
+    // its transaction rolls back whole, and the caller has long answered or gone.
+    let interrupting: NodeJS.Timeout | undefined;
+    const grace = setTimeout(() => {
+      this.writer.interrupt();
+      // Writes queued behind it are interrupted as they start.
+      interrupting = setInterval(() => this.writer.interrupt(), 100);
+    }, writeGraceMs);
     await this.writes.drain();
+    clearTimeout(grace);
+    clearInterval(interrupting);
     await this.writer.run('CHECKPOINT').catch(() => undefined);
     for (const session of [this.writer, ...this.readers]) session.connection.closeSync();
     this.instance.closeSync();
