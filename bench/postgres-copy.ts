@@ -14,7 +14,7 @@ import path from 'node:path';
 
 export type PostgresCopyOutcome = { skipped: string } | { version: string; runsMs: number[]; rows: number };
 
-/** The benchmark CSV's columns (bench/upload.ts writeBenchmarkCsv), typed as the upload infers them. */
+/** The benchmark CSV's columns (bench/benchmark-csv.ts), typed as the upload infers them. */
 const TABLE_COLUMNS = `block_number bigint, log_index integer, tx_hash text, staker text, token text,
   amount double precision, block_time timestamp, is_deposit boolean, memo text`;
 

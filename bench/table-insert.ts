@@ -1,10 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { type BenchRow, median } from './bench-table.js';
+import { writeBenchmarkCsv } from './benchmark-csv.js';
+import { startServiceProcess } from './processes.js';
 
 /**
  * The insert operation over HTTP with a ~100 MB CSV into a created table, against DuckDB
@@ -15,24 +17,17 @@ import { DuckDBInstance } from '@duckdb/node-api';
  *   npx tsx bench/table-insert.ts [--mb 100] [--runs 3]
  */
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const KEY = 'bench-key-00000001';
 const TARGET_RATIO = 1.5;
 
-export interface TableInsertResult {
-  benchmark: string;
-  case: string;
-  /** Median seconds of the insert over HTTP. */
-  value: number;
-  unit: string;
+export interface TableInsertResult extends BenchRow {
   baseline: { name: string; value: number };
   ratio: number;
-  target: string;
-  note: string;
   runs: { insertSeconds: number[]; directSeconds: number[] };
 }
 
-export const SCHEMA = [
+/** The columns of the benchmark CSV (bench/benchmark-csv.ts), declared for the created table. */
+const SCHEMA = [
   { name: 'block_number', type: 'bigint', nullable: false },
   { name: 'log_index', type: 'bigint', nullable: false },
   { name: 'tx_hash', type: 'varchar' },
@@ -44,95 +39,8 @@ export const SCHEMA = [
   { name: 'memo', type: 'varchar' },
 ];
 
-/** A CSV shaped like on-chain events, matching SCHEMA (and what read_csv infers from it). */
-export function writeCsv(file: string, targetBytes: number): number {
-  const fd = fs.openSync(file, 'w');
-  let seed = 42;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
-  const hex = (length: number) => {
-    let out = '';
-    while (out.length < length)
-      out += Math.floor(random() * 0xffffffff)
-        .toString(16)
-        .padStart(8, '0');
-    return out.slice(0, length);
-  };
-  const tokens = ['stETH', 'rETH', 'cbETH', 'ETHx', 'mETH', 'swETH'];
-  let written = 0;
-  let rows = 0;
-  let batch = `${SCHEMA.map((c) => c.name).join(',')}\n`;
-  while (written + batch.length < targetBytes) {
-    const block = 18_000_000 + Math.floor(rows / 12);
-    const time = new Date(Date.UTC(2023, 8, 1) + block * 12_000).toISOString().slice(0, 19).replace('T', ' ');
-    const memo = rows % 9 === 0 ? '"restake, then delegate"' : `note ${rows % 1000}`;
-    batch += `${block},${rows % 40},0x${hex(64)},0x${hex(40)},${tokens[rows % tokens.length]},${(random() * 1000).toFixed(6)},${time},${rows % 3 === 0},${memo}\n`;
-    rows++;
-    if (batch.length > 1 << 20) {
-      fs.writeSync(fd, batch);
-      written += batch.length;
-      batch = '';
-    }
-  }
-  fs.writeSync(fd, batch);
-  fs.closeSync(fd);
-  return rows;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1
-    ? (sorted[middle] as number)
-    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-interface Service {
-  url: string;
-  stop(): Promise<void>;
-}
-
 /** The service as users run it: its own process, through the CLI. */
-async function startService(dataDir: string): Promise<Service> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: '0',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      RATE_LIMITS: 'off',
-      API_KEYS: `${KEY}=bench:premium`,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const until = Date.now() + 120_000;
-  for (;;) {
-    const match = /Serving on (http:\/\/\S+)/.exec(output);
-    if (match?.[1]) {
-      return {
-        url: match[1],
-        stop: async () => {
-          child.kill('SIGTERM');
-          await exited;
-        },
-      };
-    }
-    if (child.exitCode !== null || Date.now() > until)
-      throw new Error(`the service did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+type Service = Awaited<ReturnType<typeof startServiceProcess>>;
 
 async function call(url: string, method: string, urlPath: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${url}${urlPath}`, {
@@ -211,10 +119,10 @@ export async function runTableInsertBenchmark(
   const csv = path.join(dir, 'events.csv');
   let service: Service | undefined;
   try {
-    const rows = writeCsv(csv, megabytes * 1_000_000);
+    const rows = writeBenchmarkCsv(csv, megabytes * 1_000_000);
     const bytes = fs.statSync(csv).size;
     log(`CSV: ${(bytes / 1e6).toFixed(1)} MB, ${rows} rows, ${SCHEMA.length} columns`);
-    service = await startService(path.join(dir, 'service'));
+    service = await startServiceProcess(path.join(dir, 'service'), { API_KEYS: `${KEY}=bench:premium` });
     const insertSeconds: number[] = [];
     const directSeconds: number[] = [];
     for (let run = 0; run < runs; run++) {

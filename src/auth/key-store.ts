@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type ConfiguredKey, HANDLE_PATTERN, type Plan } from '../config/config.js';
@@ -30,7 +30,7 @@ export const DEV_KEY_FILE_NAME = 'dev-api-key.txt';
 const RELOAD_INTERVAL_MS = 500;
 
 function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key);
 }
 
 export function generateKey(): string {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { KeyStore } from '../auth/key-store.js';
@@ -24,7 +24,7 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 type Bucket = 'read' | 'write';
 
 function keyIdentity(handle: string, key: string): string {
-  return `${handle}:${createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, 22)}`;
+  return `${handle}:${hash('sha256', key, 'base64url').slice(0, 22)}`;
 }
 
 const noLimit = (_req: Request, _res: Response, next: NextFunction) => next();

@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
  * carry `api_key`) nor any header.
  */
 export function requestLog(logger: Logger) {
+  if (!logger.isLevelEnabled('info')) return (_req: Request, _res: Response, next: NextFunction) => next();
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     res.once('finish', () => {

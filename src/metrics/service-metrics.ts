@@ -30,6 +30,10 @@ export class ServiceMetrics {
   private readonly refreshSeconds: Histogram<'query_id' | 'state'>;
   private readonly refreshFailures: Counter<'query_id' | 'type'>;
   private readonly datapoints: Counter<'format'>;
+  private readonly requestSeries = new Map<
+    string,
+    { count: Counter.Internal; seconds: Histogram.Internal<'method' | 'route' | 'status'> }
+  >();
 
   constructor(options: ServiceMetricsOptions = {}) {
     const registers = [this.registry];
@@ -83,9 +87,18 @@ export class ServiceMetrics {
   }
 
   request(method: string, route: string, status: string, seconds: number): void {
-    const labels = { method, route, status };
-    this.requests.inc(labels);
-    this.requestSeconds.observe(labels, seconds);
+    // The label sets are bounded (see above); keeping their series saves hashing them per request.
+    const key = `${method} ${route} ${status}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      series = {
+        count: this.requests.labels(method, route, status),
+        seconds: this.requestSeconds.labels(method, route, status),
+      };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.seconds.observe(seconds);
   }
 
   /** A finished upload or insert request; `bytes` only when it was stored. */

@@ -8,6 +8,17 @@ const QUERIES_DIR = path.resolve(import.meta.dirname, '../fixtures/queries');
 let service: TestService;
 beforeAll(async () => {
   service = await startTestService({ QUERIES_DIR });
+  // The scheduler runs every saved query once at start (1002 runs until the service stops);
+  // wait for the others to be recorded, so they do not land between a test's two scrapes.
+  for (const deadline = Date.now() + 30_000; ; ) {
+    const now = await scrape();
+    const settled = ['1001', '1003', '1004', '1005'].every(
+      (id) => now('refresh_duration_seconds_count', { query_id: id }) >= 1,
+    );
+    if (settled) break;
+    if (Date.now() > deadline) throw new Error('the start-up refreshes did not finish in 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 });
 afterAll(() => service.stop());
 

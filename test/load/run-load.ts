@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { TOKENS } from '../../src/demo/strategies.js';
 import { type ChildService, spawnService } from '../helpers/child-service.js';
 import { KEYS } from '../helpers/service.js';
 
@@ -82,21 +83,6 @@ async function request(
 // ---------------------------------------------------------------------------------------
 // Reads with random valid parameters
 
-const TOKENS = [
-  'cbETH',
-  'stETH',
-  'rETH',
-  'ETHx',
-  'ankrETH',
-  'OETH',
-  'osETH',
-  'swETH',
-  'wBETH',
-  'sfrxETH',
-  'lsETH',
-  'mETH',
-  'beacon_chain_ETH',
-];
 const COLUMNS = [
   'avs_name',
   'avs_contract_address',

@@ -1,7 +1,8 @@
 import type { Request, Response, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
 import type { ServiceMetrics } from '../../metrics/service-metrics.js';
-import { parseResultRequest, RESULT_PARAMETERS } from '../../results/result-request.js';
+import { LruCache } from '../../results/lru-cache.js';
+import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../../results/result-request.js';
 import type { ResultFormat } from '../../results/result-rows.js';
 import type { Answer } from '../../results/results.js';
 import type { AppDeps } from '../app-deps.js';
@@ -29,6 +30,25 @@ function resultParams(req: Request, extra: readonly string[] = []): Map<string, 
   return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], noQueryParameters);
 }
 
+/**
+ * The checked parameters of recent query strings: dashboards repeat the same few requests,
+ * and checking them again is a good part of the work of answering one from the cache.
+ * Query strings with a key in them are never kept.
+ */
+function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
+  const recent = new LruCache<T>(1 << 20, () => 512);
+  return (req) => {
+    const query = req.originalUrl.slice(req.originalUrl.indexOf('?') + 1 || req.originalUrl.length);
+    if (query.includes('api_key')) return check(req);
+    let checked = recent.get(query);
+    if (checked === undefined) {
+      checked = check(req);
+      recent.set(query, checked);
+    }
+    return checked;
+  };
+}
+
 /** Writes a prepared answer: one writeHead, one write of the ready bytes. */
 export function send(res: Response, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
   res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
@@ -36,29 +56,31 @@ export function send(res: Response, answer: Answer, metrics: ServiceMetrics, for
   metrics.datapointsServed(format, answer.datapoints);
 }
 
+/** The spec's metrics endpoint names its query in `queryID`, which must be the metrics query. */
+function checkMetricsRequest(req: Request): ResultRequest {
+  const params = resultParams(req, ['queryID']);
+  const given = params.get('queryID');
+  if (given === undefined)
+    throw badRequest(`query parameter "queryID" is required (${AVS_METRICS_QUERY_ID})`);
+  if (!/^\d{1,15}$/.test(given.trim()) || Number(given.trim()) !== AVS_METRICS_QUERY_ID) {
+    throw badRequest(
+      `query parameter "queryID" must be ${AVS_METRICS_QUERY_ID}, the AVS metrics query; got ${JSON.stringify(given)}`,
+    );
+  }
+  params.delete('queryID');
+  return parseResultRequest(params);
+}
+
 export function resultRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
   const { results, metrics } = deps;
+  const metricsRequest = checkedOnce(checkMetricsRequest);
+  const resultRequest = checkedOnce((req) => parseResultRequest(resultParams(req)));
 
   router
     .route('/restaking/avs-stats')
     .get(auth, async (req: Request, res: Response) => {
-      const params = resultParams(req, ['queryID']);
-      const given = params.get('queryID');
-      if (given === undefined)
-        throw badRequest(`query parameter "queryID" is required (${AVS_METRICS_QUERY_ID})`);
-      if (!/^\d{1,15}$/.test(given.trim()) || Number(given.trim()) !== AVS_METRICS_QUERY_ID) {
-        throw badRequest(
-          `query parameter "queryID" must be ${AVS_METRICS_QUERY_ID}, the AVS metrics query; got ${JSON.stringify(given)}`,
-        );
-      }
-      params.delete('queryID');
-      const answer = await results.latest(
-        AVS_METRICS_QUERY_ID,
-        parseResultRequest(params),
-        'json',
-        req.baseUrl,
-      );
+      const answer = await results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', req.baseUrl);
       send(res, answer, metrics, 'json');
     })
     .all(methodNotAllowed('GET'));
@@ -69,14 +91,13 @@ export function resultRoutes(router: Router, deps: AppDeps): void {
       .route(`/query/:queryId/results${suffix}`)
       .get(auth, async (req: Request, res: Response) => {
         const id = parseQueryId(String(req.params.queryId), 'query id');
-        const request = parseResultRequest(resultParams(req));
-        send(res, await results.latest(id, request, format, req.baseUrl), metrics, format);
+        send(res, await results.latest(id, resultRequest(req), format, req.baseUrl), metrics, format);
       })
       .all(methodNotAllowed('GET'));
     router
       .route(`/execution/:executionId/results${suffix}`)
       .get(auth, async (req: Request, res: Response) => {
-        const request = parseResultRequest(resultParams(req));
+        const request = resultRequest(req);
         send(
           res,
           await results.ofExecution(String(req.params.executionId), request, format, req.baseUrl),
