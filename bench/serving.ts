@@ -9,7 +9,9 @@ import { runTs, startServiceProcess, waitForLine } from './processes.js';
  * Requests per second and p99 latency of typical results requests against the service,
  * and, in the same run, against a minimal Express 5 app and bare node:http answering the
  * same bytes: the framework's floor and the platform's. Target (issue 4): at least 0.8×
- * the minimal Express app for the first two requests.
+ * the minimal Express app for the first two requests. The load generator shares the
+ * machine's cores with the servers, so requests per second are noisy on a small machine;
+ * the CPU time each server spends per request, also reported, is the steadier comparison.
  */
 
 const KEY = 'bench-key-00000001';
@@ -33,9 +35,22 @@ const REQUESTS: { name: string; path: string; target?: string }[] = [
 interface Load {
   rps: number;
   p99: number;
+  /** CPU time the server process spent per request (user + system), in microseconds. */
+  cpuMicros: number;
 }
 
-async function load(url: string): Promise<Load> {
+/** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
+const CLOCK_TICKS = 100;
+
+/** User + system CPU seconds of a live process so far, from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // Fields 14 and 15 of stat (utime, stime), counted after the command name's closing paren.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+async function load(url: string, pid: number): Promise<Load> {
+  const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -44,7 +59,8 @@ async function load(url: string): Promise<Load> {
   });
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  const cpuMicros = ((cpuSeconds(pid) - cpuBefore) * 1e6) / result.requests.total;
+  return { rps: result.requests.average, p99: result.latency.p99, cpuMicros };
 }
 
 async function floor(
@@ -56,7 +72,7 @@ async function floor(
   const child = runTs('bench/servers/fixed-response.ts', [kind, file, contentType]);
   const port = await waitForLine(child, /listening on (\d+)/);
   try {
-    return await load(`http://127.0.0.1:${port}${urlPath}`);
+    return await load(`http://127.0.0.1:${port}${urlPath}`, child.process.pid as number);
   } finally {
     child.process.kill('SIGTERM');
     await child.exited;
@@ -94,7 +110,7 @@ export async function runServingBenchmark(): Promise<BenchRow[]> {
       const express: Load[] = [];
       const bare: Load[] = [];
       for (let round = 0; round < 3; round++) {
-        ours.push(await load(`${service.url}${request.path}`));
+        ours.push(await load(`${service.url}${request.path}`, service.child.process.pid as number));
         express.push(await floor('express', file, contentType, request.path));
         bare.push(await floor('http', file, contentType, request.path));
       }
@@ -109,7 +125,10 @@ export async function runServingBenchmark(): Promise<BenchRow[]> {
         baseline: { name: 'minimal Express 5', value: expressRps },
         ratio: rps / expressRps,
         ...(request.target ? { target: request.target } : {}),
-        note: `p99 ${median(ours.map((l) => l.p99))} ms (Express ${median(express.map((l) => l.p99))} ms); bare node:http ${bareRps.toFixed(0)} req/s`,
+        note:
+          `p99 ${median(ours.map((l) => l.p99))} ms (Express ${median(express.map((l) => l.p99))} ms); ` +
+          `CPU ${median(ours.map((l) => l.cpuMicros)).toFixed(0)} µs/request (Express ${median(express.map((l) => l.cpuMicros)).toFixed(0)} µs); ` +
+          `bare node:http ${bareRps.toFixed(0)} req/s`,
       });
     }
   } finally {
