@@ -25,6 +25,11 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--queries-dir <dir>', 'QUERIES_DIR', 'extra folder of saved-query SQL files'],
   ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent'],
   ['--demo-data <on|off>', 'DEMO_DATA', 'fill a fresh data directory with the demo restaking data'],
+  [
+    '--duckdb-memory-limit <size>',
+    'DUCKDB_MEMORY_LIMIT',
+    "DuckDB's memory limit, e.g. 4GB (default 80% of RAM)",
+  ],
 ];
 
 /**

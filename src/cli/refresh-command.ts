@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { loadConfig } from '../config/config.js';
+import { duckdbSettings, loadConfig } from '../config/config.js';
 import { type Execution, hasResult, STATES } from '../executions/execution.js';
 import { Executions } from '../executions/executions.js';
 import { configuredSavedQueries } from '../executions/saved-queries.js';
@@ -77,7 +77,7 @@ async function refresh(options: RefreshOptions): Promise<void> {
       EXIT.failure,
     );
   }
-  const database = await Database.open({ path: file });
+  const database = await Database.open({ path: file, settings: duckdbSettings(config) });
   let interrupted: string | undefined;
   const executions = new Executions(
     database,

@@ -37,6 +37,8 @@ export interface Config {
   logLevel: string;
   /** Whether a fresh data directory is filled with the demo restaking data set. */
   demoData: boolean;
+  /** DuckDB's memory_limit, e.g. `2GB`; undefined leaves DuckDB's default (80% of RAM). */
+  duckdbMemoryLimit: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -144,6 +146,15 @@ function demoData(raw: string | undefined): boolean {
   return value === 'on';
 }
 
+/** A size as DuckDB's memory_limit takes it: a number and a unit (`512MB`, `2GiB`). */
+function memoryLimit(raw: string | undefined): string | undefined {
+  const value = raw?.trim();
+  if (!value) return undefined;
+  if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(value))
+    throw new ConfigError(`DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 4GB, got "${raw}"`);
+  return value;
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
@@ -165,5 +176,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     queriesDir: queriesDir ? path.resolve(cwd, queriesDir) : undefined,
     logLevel,
     demoData: demoData(env.DEMO_DATA),
+    duckdbMemoryLimit: memoryLimit(env.DUCKDB_MEMORY_LIMIT),
   };
+}
+
+/** The DuckDB settings the configuration asks for, as Database.open takes them. */
+export function duckdbSettings(config: Pick<Config, 'duckdbMemoryLimit'>): Record<string, string> {
+  return config.duckdbMemoryLimit ? { memory_limit: config.duckdbMemoryLimit } : {};
 }

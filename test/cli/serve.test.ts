@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnService } from '../helpers/child-service.js';
-import { tempDir } from '../helpers/service.js';
+import { startTestService, tempDir } from '../helpers/service.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -84,11 +84,34 @@ describe('serve', () => {
       [{ RATE_LIMITS: 'gold:1/1' }, /RATE_LIMITS entry/],
       [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL must be an http or https URL/],
       [{ MAX_UPLOAD_BYTES: '-5' }, /MAX_UPLOAD_BYTES must be a whole number/],
+      [
+        { DUCKDB_MEMORY_LIMIT: 'lots' },
+        /DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 4GB, got "lots"/,
+      ],
+      [{ DUCKDB_MEMORY_LIMIT: '2GB; DROP TABLE x' }, /DUCKDB_MEMORY_LIMIT must be a size/],
     ] as const) {
       const { code, output } = await exitOf(['serve'], { DATA_DIR: freshDir(), ...env });
       expect(code).toBe(2);
       expect(output).toMatch(message);
     }
+  });
+
+  it("passes DUCKDB_MEMORY_LIMIT to DuckDB's memory_limit", async () => {
+    const memoryLimit = async (env: Record<string, string>) => {
+      const service = await startTestService(env, freshDir());
+      try {
+        const [row] = await service.database.read((session) =>
+          session.all<{ limit: string }>("SELECT current_setting('memory_limit') AS limit"),
+        );
+        return row?.limit;
+      } finally {
+        await service.stop();
+      }
+    };
+    expect(await memoryLimit({ DUCKDB_MEMORY_LIMIT: '512MB' })).toBe('488.2 MiB');
+    expect(await memoryLimit({ DUCKDB_MEMORY_LIMIT: '1GiB' })).toBe('1.0 GiB');
+    // Unset: DuckDB's own default, a share of the machine's memory.
+    expect(await memoryLimit({})).toMatch(/^\d+(\.\d+)? GiB$/);
   });
 
   it('refuses an unknown flag with exit code 2', async () => {
