@@ -233,6 +233,26 @@ describe('filters, sort_by and columns', () => {
       expect(body.error, query).toMatch(message);
     }
   });
+
+  it('checks a repeated query string by the rules of the endpoint it reaches, every time', async () => {
+    // Checked parameters are kept per query string: a refusal is never kept, a page is
+    // answered alike, and one endpoint's parameters never pass on another.
+    for (let i = 0; i < 2; i++) {
+      expect((await service.request('/v1/query/1001/results?limit=ten')).status).toBe(400);
+      const { status, body } = await service.json<Envelope>('/v1/query/1001/results?limit=2&columns=n');
+      expect(status).toBe(200);
+      expect(body.result?.rows).toEqual([{ n: 1 }, { n: 2 }]);
+    }
+    await service.request('/v1/restaking/avs-stats?queryID=3693850&limit=2');
+    const { status, body } = await service.json<{ error: string }>(
+      '/v1/query/1001/results?queryID=3693850&limit=2',
+    );
+    expect(status).toBe(400);
+    expect(body.error).toMatch(/unknown query parameter "queryID"/);
+    const metrics = await service.json<{ error: string }>('/v1/restaking/avs-stats?limit=2&columns=n');
+    expect(metrics.status).toBe(400);
+    expect(metrics.body.error).toMatch(/"queryID" is required/);
+  });
 });
 
 describe('sample_count', () => {

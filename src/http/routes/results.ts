@@ -36,15 +36,17 @@ function resultParams(req: Request, extra: readonly string[] = []): Map<string, 
  * Query strings with a key in them are never kept.
  */
 function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
-  const recent = new LruCache<T>(1 << 20, () => 512);
+  // Bounded by bytes: query strings can be long; an entry costs about its key twice over.
+  const recent = new LruCache<{ checked: T; bytes: number }>(1 << 20, (entry) => entry.bytes);
   return (req) => {
-    const query = req.originalUrl.slice(req.originalUrl.indexOf('?') + 1 || req.originalUrl.length);
+    const url = req.originalUrl;
+    const question = url.indexOf('?');
+    const query = question < 0 ? '' : url.slice(question + 1);
     if (query.includes('api_key')) return check(req);
-    let checked = recent.get(query);
-    if (checked === undefined) {
-      checked = check(req);
-      recent.set(query, checked);
-    }
+    const kept = recent.get(query);
+    if (kept) return kept.checked;
+    const checked = check(req);
+    recent.set(query, { checked, bytes: 2 * query.length + 512 });
     return checked;
   };
 }
