@@ -87,19 +87,22 @@ export class KeyStore {
 
   /** The account a key belongs to, or undefined. */
   authenticate(key: string): Account | undefined {
-    if (key === '' || key.length > 512) return undefined;
-    this.reloadIfChanged(false);
-    let account = this.lookup(key);
-    if (!account && this.reloadIfChanged(true)) account = this.lookup(key);
-    return account;
+    return this.identify(key)?.account;
   }
 
   /**
-   * Keys are compared by their SHA-256 hashes: how long a lookup takes can depend only on
-   * the hash of what was sent, which tells an attacker nothing about any real key.
+   * The account a key belongs to and the key's id, its SHA-256 hash: it names the key (rate
+   * limits count per key) without revealing it. Keys are compared by their hashes, so how
+   * long a lookup takes can depend only on the hash of what was sent, which tells an
+   * attacker nothing about any real key.
    */
-  private lookup(key: string): Account | undefined {
-    return this.byHash.get(hashKey(key));
+  identify(key: string): { account: Account; keyId: string } | undefined {
+    if (key === '' || key.length > 512) return undefined;
+    const keyId = hashKey(key);
+    this.reloadIfChanged(false);
+    let account = this.byHash.get(keyId);
+    if (!account && this.reloadIfChanged(true)) account = this.byHash.get(keyId);
+    return account && { account, keyId };
   }
 
   /** Re-reads the key file when it changed; `force` skips the rate limit on checks. */

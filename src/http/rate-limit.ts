@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { KeyStore } from '../auth/key-store.js';
@@ -23,10 +22,6 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 type Bucket = 'read' | 'write';
 
-function keyIdentity(handle: string, key: string): string {
-  return `${handle}:${hash('sha256', key, 'base64url').slice(0, 22)}`;
-}
-
 const noLimit = (_req: Request, _res: Response, next: NextFunction) => next();
 
 export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: KeyStore) {
@@ -49,11 +44,12 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: Key
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const key = presentedKey(req);
-    const account = key === undefined ? undefined : keys.authenticate(key);
-    if (key === undefined || !account) {
+    const identified = key === undefined ? undefined : keys.identify(key);
+    if (!identified) {
       next();
       return;
     }
+    const { account, keyId } = identified;
     // The route's authenticate() finds the account here and does not look the key up again.
     res.locals.account = account;
     const bucket: Bucket = READ_METHODS.has(req.method) ? 'read' : 'write';
@@ -62,7 +58,7 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: Key
     let outcome: RateLimiterRes;
     let allowed: boolean;
     try {
-      outcome = await limiter.consume(keyIdentity(account.handle, key));
+      outcome = await limiter.consume(`${account.handle}:${keyId}`);
       allowed = true;
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;

@@ -1,13 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
+import { KEYS, startTestService, TEST_API_KEYS, type TestService, uploadBody } from '../helpers/service.js';
 import { tableCalls } from './table-helpers.js';
 
 /** RATE_LIMITS per key and plan, reads and writes counted apart (DESIGN §2–3). */
 
 let service: TestService;
+/** Two keys of one account. */
+const DAVE_KEYS = ['dave-free-key-0001', 'dave-free-key-0002'] as const;
 
 beforeAll(async () => {
-  service = await startTestService({ RATE_LIMITS: 'free:5/3,premium:8/4' });
+  service = await startTestService({
+    RATE_LIMITS: 'free:5/3,premium:8/4',
+    API_KEYS: `${TEST_API_KEYS},${DAVE_KEYS[0]}=dave,${DAVE_KEYS[1]}=dave`,
+  });
 });
 afterAll(async () => {
   await service.stop();
@@ -65,6 +70,14 @@ describe('rate limits', () => {
       expect(response.headers.get('x-ratelimit-limit')).toBe('8');
     }
     expect((await read(KEYS.bob)).status).toBe(429);
+  });
+
+  it('counts two keys of one account apart: the limit is per key', async () => {
+    for (let i = 0; i < 5; i++) expect((await read(DAVE_KEYS[0])).status).toBe(200);
+    expect((await read(DAVE_KEYS[0])).status).toBe(429);
+    const other = await read(DAVE_KEYS[1]);
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('4');
   });
 
   it('answers a write refused with its body unread, and the connection stays usable for the client', async () => {
