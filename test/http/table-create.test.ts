@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
-import { type SchemaColumn, tableCalls } from './table-helpers.js';
+import { ALL_TYPES, type SchemaColumn, tableCalls } from './table-helpers.js';
 
 let service: TestService;
 let calls: ReturnType<typeof tableCalls>;
@@ -12,19 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await service.stop();
 });
-
-const ALL_TYPES: SchemaColumn[] = [
-  { name: 'id', type: 'bigint', nullable: false },
-  { name: 'label', type: 'varchar' },
-  { name: 'n', type: 'integer' },
-  { name: 'ratio', type: 'double' },
-  { name: 'flag', type: 'boolean' },
-  { name: 'day', type: 'date' },
-  { name: 'at', type: 'timestamp' },
-  { name: 'payload', type: 'varbinary' },
-  { name: 'delta', type: 'int256' },
-  { name: 'balance', type: 'uint256' },
-];
 
 describe('POST /v1/table/create', () => {
   it('creates an empty table (201) and answers the documented shape', async () => {

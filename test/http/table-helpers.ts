@@ -9,6 +9,20 @@ export interface SchemaColumn {
   nullable?: boolean;
 }
 
+/** One column of every declared type. */
+export const ALL_TYPES: SchemaColumn[] = [
+  { name: 'id', type: 'bigint', nullable: false },
+  { name: 'label', type: 'varchar' },
+  { name: 'n', type: 'integer' },
+  { name: 'ratio', type: 'double' },
+  { name: 'flag', type: 'boolean' },
+  { name: 'day', type: 'date' },
+  { name: 'at', type: 'timestamp' },
+  { name: 'payload', type: 'varbinary' },
+  { name: 'delta', type: 'int256' },
+  { name: 'balance', type: 'uint256' },
+];
+
 export type Answer<T = Record<string, unknown>> = { status: number; body: T & { error?: string } };
 
 export function tableCalls(service: TestService) {

@@ -1,22 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
-import { type SchemaColumn, tableCalls } from './table-helpers.js';
+import { ALL_TYPES, tableCalls } from './table-helpers.js';
 
 let service: TestService;
 let calls: ReturnType<typeof tableCalls>;
-
-const ALL_TYPES: SchemaColumn[] = [
-  { name: 'id', type: 'bigint', nullable: false },
-  { name: 'label', type: 'varchar' },
-  { name: 'n', type: 'integer' },
-  { name: 'ratio', type: 'double' },
-  { name: 'flag', type: 'boolean' },
-  { name: 'day', type: 'date' },
-  { name: 'at', type: 'timestamp' },
-  { name: 'payload', type: 'varbinary' },
-  { name: 'delta', type: 'int256' },
-  { name: 'balance', type: 'uint256' },
-];
 
 const INT256_MIN = `-${2n ** 255n}`;
 const INT256_MAX = `${2n ** 255n - 1n}`;
