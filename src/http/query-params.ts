@@ -58,11 +58,3 @@ export function integerParam(name: string, value: string | undefined, rule: Inte
   }
   return number;
 }
-
-export function booleanParam(name: string, value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  const lowered = value.trim().toLowerCase();
-  if (lowered === 'true' || lowered === '1') return true;
-  if (lowered === 'false' || lowered === '0') return false;
-  throw badRequest(`query parameter "${name}" must be true or false, got ${JSON.stringify(value)}`);
-}

@@ -68,8 +68,6 @@ function compilePlan(execution: Execution, request: ResultRequest, format: Resul
   };
 }
 
-export class DatapointLimitError extends Error {}
-
 /** Refuses a page over the datapoint cap, saying how to get the rows another way. */
 function checkDatapoints(rows: number, columns: number, cap: number, request: ResultRequest): void {
   if (request.ignoreMaxDatapoints || rows * columns <= cap) return;
