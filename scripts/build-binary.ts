@@ -18,12 +18,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
 import { build, type Plugin } from 'esbuild';
-import { PROJECT_FOLDERS, projectFiles, sourceRoot } from '../src/runtime/project-files.js';
+import { PROJECT_FOLDERS, projectFiles, sourceRoot } from '../src/packaging/project-files.js';
 import {
   type EmbeddedFile,
   type EmbeddedManifest,
   MANIFEST_ASSET,
-} from '../src/runtime/single-executable.js';
+} from '../src/packaging/single-executable.js';
 
 const BINARY_NAME = 'restaking-data-service';
 /** Node's SEA fuse; a Node binary without it cannot become a single executable. */
@@ -76,7 +76,7 @@ const embeddedDuckDB: Plugin = {
       namespace: 'embedded-duckdb',
     }));
     builder.onLoad({ filter: /.*/, namespace: 'embedded-duckdb' }, () => ({
-      contents: `module.exports = require(${JSON.stringify(path.join(root, 'src/runtime/embedded-duckdb.ts'))}).loadEmbeddedDuckDB();`,
+      contents: `module.exports = require(${JSON.stringify(path.join(root, 'src/packaging/embedded-duckdb.ts'))}).loadEmbeddedDuckDB();`,
       loader: 'js',
       resolveDir: root,
     }));

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config/config.js';
-import { projectFiles } from '../runtime/project-files.js';
+import { projectFiles } from '../packaging/project-files.js';
 
 /**
  * Saved queries: SQL files whose header names them. An operator adds an API over any

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
-import { projectFiles } from '../runtime/project-files.js';
+import { projectFiles } from '../packaging/project-files.js';
 
 /**
  * The data settings page (DESIGN §8): plain files from `public/settings`, no build step.

@@ -3,7 +3,12 @@ import { badRequest } from '../errors.js';
 import type { Execution, SnapshotColumn } from '../executions/execution.js';
 import { csvRowExpression, jsonRowExpression } from '../executions/row-rendering.js';
 import { snapshotName } from '../executions/snapshot.js';
-import { compileFilters, compileSortBy, QueryLanguageError, resolveColumns } from '../query/index.js';
+import {
+  compileFilters,
+  compileSortBy,
+  QueryLanguageError,
+  resolveColumns,
+} from '../filter-language/index.js';
 import type { Database, SqlValue } from '../storage/database.js';
 import { LruCache } from './lru-cache.js';
 import type { ResultRequest } from './result-request.js';

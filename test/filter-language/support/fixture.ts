@@ -3,7 +3,7 @@
  * whose values sit on the edges (type limits, NULL, NaN, quotes, LIKE wildcards). The property
  * and injection tests run compiled filters against it in DuckDB and against `evaluate`.
  */
-import type { ResultColumn } from '../../../src/query/index.js';
+import type { ResultColumn } from '../../../src/filter-language/index.js';
 import type { TestDatabase } from './duckdb.js';
 
 export type ValueKind = 'exact' | 'double' | 'text' | 'boolean' | 'date' | 'timestamp' | 'bytes';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { type CompiledSql, quoteIdentifier } from '../../../src/query/index.js';
+import { type CompiledSql, quoteIdentifier } from '../../../src/filter-language/index.js';
 
 /** Every word the compiler may write. Anything else in the SQL would have come from the client. */
 const SQL_WORDS = new Set([

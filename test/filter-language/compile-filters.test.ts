@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilters, type SqlParam } from '../../src/query/index.js';
+import { compileFilters, type SqlParam } from '../../src/filter-language/index.js';
 import { COLUMNS } from './support/columns.js';
 
 type Case = [filters: string, sql: string, params: SqlParam[]];

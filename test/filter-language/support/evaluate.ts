@@ -4,7 +4,7 @@
  * columns, IEEE doubles ordered as DuckDB orders them (NaN above everything, equal to itself),
  * text and bytes by their bytes. It knows nothing of SQL or of the compiler.
  */
-import type { Filter, Value } from '../../../src/query/index.js';
+import type { Filter, Value } from '../../../src/filter-language/index.js';
 import { type CellValue, columnNamed, type FixtureColumn, type FixtureRow } from './fixture.js';
 
 export type Truth = boolean | null;

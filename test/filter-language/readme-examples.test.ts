@@ -13,7 +13,7 @@ import {
   quoteIdentifier,
   type ResultColumn,
   resolveColumns,
-} from '../../src/query/index.js';
+} from '../../src/filter-language/index.js';
 import { openDatabase, type TestDatabase } from './support/duckdb.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');

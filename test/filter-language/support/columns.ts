@@ -1,4 +1,4 @@
-import type { ResultColumn } from '../../../src/query/index.js';
+import type { ResultColumn } from '../../../src/filter-language/index.js';
 
 /** A result shaped like the AVS metrics, plus a column of every other kind the language knows. */
 export const COLUMNS: readonly ResultColumn[] = [

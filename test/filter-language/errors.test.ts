@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileFilters, MAX_TEXT_BYTES, QueryLanguageError } from '../../src/query/index.js';
+import { compileFilters, MAX_TEXT_BYTES, QueryLanguageError } from '../../src/filter-language/index.js';
 import { COLUMNS } from './support/columns.js';
 
 const VALID = COLUMNS.map((c) =>

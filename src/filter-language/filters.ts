@@ -2,8 +2,8 @@ import type { Filter } from './ast.js';
 import { checkFilter } from './checker.js';
 import { type CompiledSql, compileFilter } from './compiler.js';
 import { SourceText } from './errors.js';
+import { parseFilterSyntax } from './filter-parser.js';
 import type { ResultColumn } from './identifiers.js';
-import { parseFilterSyntax } from './jsep-parser.js';
 
 /** Parses and checks `filters` against the result's columns: the typed tree, before SQL. */
 export function parseFilters(text: string, columns: readonly ResultColumn[]): Filter {

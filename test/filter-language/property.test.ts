@@ -15,7 +15,7 @@ import {
   type Filter,
   parseFilters,
   QueryLanguageError,
-} from '../../src/query/index.js';
+} from '../../src/filter-language/index.js';
 import { openDatabase, type TestDatabase } from './support/duckdb.js';
 import { type EvalFilter, evaluate, fromChecked, type Truth } from './support/evaluate.js';
 import { createFixture, FIXTURE_COLUMNS, FIXTURE_ROWS, FIXTURE_TABLE } from './support/fixture.js';

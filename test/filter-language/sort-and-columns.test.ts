@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compileSortBy, QueryLanguageError, quoteIdentifier, resolveColumns } from '../../src/query/index.js';
+import {
+  compileSortBy,
+  QueryLanguageError,
+  quoteIdentifier,
+  resolveColumns,
+} from '../../src/filter-language/index.js';
 import { COLUMNS } from './support/columns.js';
 
 const VALID = COLUMNS.map((c) =>

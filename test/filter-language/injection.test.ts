@@ -12,7 +12,7 @@ import {
   QueryLanguageError,
   quoteIdentifier,
   resolveColumns,
-} from '../../src/query/index.js';
+} from '../../src/filter-language/index.js';
 import { openDatabase, type TestDatabase } from './support/duckdb.js';
 import { evaluate, fromChecked, likeMatches } from './support/evaluate.js';
 import type { FixtureColumn, FixtureRow } from './support/fixture.js';

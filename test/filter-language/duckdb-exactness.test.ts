@@ -3,7 +3,7 @@
  * parameters and numbers keep every digit. Each case names the rows it must select.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFilters, type ResultColumn } from '../../src/query/index.js';
+import { compileFilters, type ResultColumn } from '../../src/filter-language/index.js';
 import { openDatabase, type TestDatabase } from './support/duckdb.js';
 
 const COLUMNS: ResultColumn[] = [

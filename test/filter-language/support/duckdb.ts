@@ -1,5 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
-import type { SqlParam } from '../../../src/query/index.js';
+import type { SqlParam } from '../../../src/filter-language/index.js';
 
 /** An in-memory DuckDB for one test file: one instance, one connection, closed explicitly. */
 export interface TestDatabase {
