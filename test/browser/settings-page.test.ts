@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 
 /**
  * The data settings page in a real headless Chromium (Debian's, driven by playwright-core):

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import packageJson from '../../package.json' with { type: 'json' };
-import { runCli as spawnCli, spawnService } from '../helpers/child-service.js';
-import { tempDir } from '../helpers/service.js';
+import { runCli as spawnCli, spawnService } from '../support/child-service.js';
+import { tempDir } from '../support/service.js';
 
 /**
  * The command line as scripts use it: what each command prints and which exit code it

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnService } from '../helpers/child-service.js';
-import { KEYS, tempDir } from '../helpers/service.js';
+import { spawnService } from '../support/child-service.js';
+import { KEYS, tempDir } from '../support/service.js';
 
 const dataDir = tempDir('crash-');
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));

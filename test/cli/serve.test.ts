@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli, spawnService } from '../helpers/child-service.js';
-import { startTestService, tempDir } from '../helpers/service.js';
+import { runCli, spawnService } from '../support/child-service.js';
+import { startTestService, tempDir } from '../support/service.js';
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ChildService, spawnService } from '../helpers/child-service.js';
-import { KEYS, tempDir } from '../helpers/service.js';
+import { type ChildService, spawnService } from '../support/child-service.js';
+import { KEYS, tempDir } from '../support/service.js';
 
 /**
  * SIGTERM while the service is busy: it must exit 0 within a few seconds and leave a

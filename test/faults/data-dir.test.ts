@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, tempDir } from '../helpers/service.js';
-import { executeAndWait } from '../results/helpers.js';
-import { FAULT_QUERIES_DIR } from './support.js';
+import { executeAndWait } from '../support/results.js';
+import { KEYS, startTestService, type TestService, tempDir } from '../support/service.js';
+import { FAULT_QUERIES_DIR } from './support/faults.js';
 
 /**
  * A data directory the service cannot use: unwritable or unusable at start (a clear error

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { ChildService } from '../helpers/child-service.js';
-import { tempDir } from '../helpers/service.js';
+import type { ChildService } from '../support/child-service.js';
+import { tempDir } from '../support/service.js';
 import {
   acknowledged,
   call,
@@ -9,7 +9,7 @@ import {
   startServer,
   waitForState,
   withDatabaseFile,
-} from './support.js';
+} from './support/faults.js';
 
 /**
  * The server is killed with SIGKILL in the middle of an insert and of a refresh, and

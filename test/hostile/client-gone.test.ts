@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bodyToFile, ClientGoneError } from '../../src/tables/body-to-file.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir } from '../support/service.js';
 
 /**
  * A client that disconnects while the server is still opening the temporary file of its

@@ -1,4 +1,4 @@
-import { KEYS } from '../helpers/service.js';
+import { KEYS } from '../support/service.js';
 import type { RawRequest } from './raw-http.js';
 
 /**

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
 import { FAMILIES, type HostileCase, hostileCases } from './generators.js';
 import { type RawResponse, send } from './raw-http.js';
 

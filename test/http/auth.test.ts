@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
 
 let service: TestService;
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, TEST_API_KEYS, type TestService, uploadBody } from '../helpers/service.js';
-import { tableCalls } from './table-helpers.js';
+import { KEYS, startTestService, TEST_API_KEYS, type TestService, uploadBody } from '../support/service.js';
+import { tableCalls } from '../support/tables.js';
 
 /** RATE_LIMITS per key and plan, reads and writes counted apart (DESIGN §2–3). */
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService } from '../helpers/service.js';
-import { tableCalls } from './table-helpers.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
+import { tableCalls } from '../support/tables.js';
 
 /**
  * Every string a client controls in the table operations (column names, description, CSV

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
-import { ALL_TYPES, tableCalls } from './table-helpers.js';
+import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
+import { ALL_TYPES, tableCalls } from '../support/tables.js';
 
 let service: TestService;
 let calls: ReturnType<typeof tableCalls>;

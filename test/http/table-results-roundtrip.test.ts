@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, tempDir } from '../helpers/service.js';
-import { tableCalls } from './table-helpers.js';
+import { KEYS, startTestService, type TestService, tempDir } from '../support/service.js';
+import { tableCalls } from '../support/tables.js';
 
 /**
  * Values beyond 64 bits, and varbinary, from an insert to a query result and back out of

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 
 let service: TestService;
 

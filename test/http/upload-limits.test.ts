@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService, uploadBody } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 
 let service: TestService;
 const LIMIT = 100_000;

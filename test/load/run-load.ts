@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { TOKENS } from '../../src/demo/strategies.js';
-import { type ChildService, spawnService } from '../helpers/child-service.js';
-import { KEYS } from '../helpers/service.js';
+import { type ChildService, spawnService } from '../support/child-service.js';
+import { KEYS } from '../support/service.js';
 
 /**
  * `npm run test:load`: LOAD_SECONDS (default 60) of mixed traffic against one server in a

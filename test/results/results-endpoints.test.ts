@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService } from '../helpers/service.js';
-import { type Envelope, executeAndWait, upload, waitFinished, walk } from './helpers.js';
+import { type Envelope, executeAndWait, upload, waitFinished, walk } from '../support/results.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
 
 const QUERIES_DIR = path.resolve(import.meta.dirname, '../fixtures/queries');
 let service: TestService;

@@ -1,6 +1,6 @@
 import { DuneClient, ExecutionState } from '@duneanalytics/client-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
 
 /**
  * The official TypeScript client's results calls on the metrics query, unmodified; only its

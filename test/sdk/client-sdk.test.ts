@@ -1,6 +1,6 @@
 import { ColumnType, ContentType, DuneClient } from '@duneanalytics/client-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEYS, startTestService, type TestService } from '../helpers/service.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
 
 /**
  * The official TypeScript client, unmodified, against a running service. Only its base

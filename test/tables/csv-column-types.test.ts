@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/storage/database.js';
 import { replaceTableWithCsv } from '../../src/tables/csv-loader.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir } from '../support/service.js';
 
 let database: Database;
 let dir: string;

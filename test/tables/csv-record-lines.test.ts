@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/storage/database.js';
 import { lineOfCsvRecord } from '../../src/tables/csv-record-lines.js';
 import { csvField, csvReader } from '../../src/tables/insert-readers.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir } from '../support/service.js';
 
 /**
  * The line of a record, as the insert's error messages report it, checked against the

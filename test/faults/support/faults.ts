@@ -2,12 +2,12 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { type ChildService, spawnService } from '../helpers/child-service.js';
-import { KEYS } from '../helpers/service.js';
+import { type ChildService, spawnService } from '../../support/child-service.js';
+import { KEYS } from '../../support/service.js';
 
 /** Helpers of the fault tests: a real server process, killed and restarted on one DATA_DIR. */
 
-export const FAULT_QUERIES_DIR = path.resolve(import.meta.dirname, 'queries');
+export const FAULT_QUERIES_DIR = path.resolve(import.meta.dirname, '..', 'queries');
 
 export function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildService> {
   return spawnService(dataDir, { QUERIES_DIR: FAULT_QUERIES_DIR, ...env });

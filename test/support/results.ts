@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { TestService } from '../helpers/service.js';
+import type { TestService } from './service.js';
 
 export interface Envelope {
   execution_id: string;

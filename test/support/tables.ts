@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { TestService } from '../helpers/service.js';
+import type { TestService } from './service.js';
 
 /** Calls of the table operations, for the tests of test/http/table-*.test.ts. */
 
