@@ -7,11 +7,12 @@ import { KeyStore } from './auth/key-store.js';
 import { type Config, duckdbSettings } from './config/config.js';
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
-import { configuredSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { Queries } from './queries/queries.js';
+import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
@@ -31,6 +32,8 @@ const SHUTDOWN_GRACE_MS = 3_000;
 const IN_MEMORY_RESULT_ROWS = 50_000;
 const ROW_CACHE_BYTES = 128 * 1024 * 1024;
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
+/** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
+const OPERATOR_QUERIES_AT_ONCE = 2;
 
 export interface RunningService {
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
@@ -40,6 +43,9 @@ export interface RunningService {
   database: Database;
   keys: KeyStore;
   executions: Executions;
+  /** The operator's query files, as configured. */
+  queryFiles: QueryFile[];
+  queries: Queries;
   server: http.Server;
   close(): Promise<void>;
 }
@@ -88,19 +94,29 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
   const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
 
+  const queryFiles = configuredQueryFiles(config);
   const executions = new Executions(
     database,
-    configuredSavedQueries(config),
     {
       maxResultRows: config.maxResultRows,
       retentionHours: config.resultRetentionHours,
+      running: { operator: OPERATOR_QUERIES_AT_ONCE, users: config.maxRunningQueries },
+      usersTimeoutSeconds: config.queryTimeoutSeconds,
     },
     logger,
   );
   await executions.open();
+  const queries = new Queries(database, executions, queryFiles);
   const metrics = new ServiceMetrics({ processMetrics: true });
-  executions.onFinished((execution) => metrics.executionFinished(execution));
-  const scheduler = new Scheduler(executions, logger);
+  const fileIds = new Set(queryFiles.map((q) => q.id));
+  // Users' queries are counted together: one series per query would grow without bound.
+  executions.onFinished((execution) =>
+    metrics.executionFinished(
+      execution,
+      fileIds.has(execution.queryId) ? String(execution.queryId) : 'users',
+    ),
+  );
+  const scheduler = new Scheduler(executions, queryFiles, logger);
 
   let url = '';
   const baseUrl = () => config.publicBaseUrl ?? url;
@@ -109,7 +125,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
     { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
   );
-  const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
+  const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });
   const server = http.createServer(app);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
@@ -152,5 +168,5 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, server, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
 }

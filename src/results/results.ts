@@ -64,37 +64,23 @@ export class Results {
     this.answers = new LruCache(options.cacheBytes, (answer) => answer.body.length + 256);
   }
 
-  /** The latest result of a saved query (the metrics endpoint and /query/{id}/results). */
+  /**
+   * The latest result of an operator's query file that everyone reads (the metrics
+   * endpoint): its latest execution with a result, else its latest in any state.
+   */
   async latest(
     queryId: number,
     request: ResultRequest,
     format: ResultFormat,
     prefix: string,
   ): Promise<Answer> {
-    if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
     const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
     if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
     return this.answer(execution, request, format, prefix);
   }
 
-  async ofExecution(
-    executionId: string,
-    request: ResultRequest,
-    format: ResultFormat,
-    prefix: string,
-  ): Promise<Answer> {
-    return this.answer(this.execution(executionId), request, format, prefix);
-  }
-
-  execution(executionId: string): Execution {
-    const execution = this.executions.get(executionId);
-    if (!execution) throw notFound(`no execution with id ${JSON.stringify(executionId.slice(0, 64))}`);
-    return execution;
-  }
-
   /** GET /execution/{id}/status: the envelope without rows, plus queue place, error or metadata. */
-  status(executionId: string): Record<string, unknown> {
-    const execution = this.execution(executionId);
+  status(execution: Execution): Record<string, unknown> {
     const state = visibleState(execution);
     const body: Record<string, unknown> = executionFields(execution, state);
     const position = this.executions.queuePosition(execution.id);
@@ -105,7 +91,8 @@ export class Results {
     return body;
   }
 
-  private async answer(
+  /** The answer for one execution's result (its envelope without rows when it has none). */
+  async answer(
     execution: Execution,
     request: ResultRequest,
     format: ResultFormat,
