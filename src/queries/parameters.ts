@@ -187,6 +187,8 @@ export function parseParameterList(list: unknown, field: string): QueryParameter
       throw badRequest(
         `${where}: unknown field ${show(unknown)}; a parameter has key, type, value, enumOptions`,
       );
+    if (entry.key !== undefined && entry.name !== undefined && entry.key !== entry.name)
+      throw badRequest(`${where}: "key" and "name" differ; give one of them`);
     const key = checkKey(entry.key ?? entry.name, where);
     const type = checkType(entry.type, where);
     const enumOptions = type === 'enum' ? checkEnumOptions(entry.enumOptions, where) : undefined;
@@ -296,10 +298,15 @@ export function substitute(
   });
 }
 
-/** A parameter as the query object shows it: `{key, type, value, enumOptions?}`. */
+/**
+ * A parameter as the query object shows it: `{key, type, value, enumOptions?}` as the
+ * mirrored API (and the Python client) has it, and `name` too, which is what the TypeScript
+ * client's QueryParameter calls the key: a query read with it can be sent back as it is.
+ */
 export function parameterToApi(parameter: QueryParameter): Record<string, unknown> {
   return {
     key: parameter.key,
+    name: parameter.key,
     type: parameter.type,
     value: parameter.value,
     ...(parameter.enumOptions ? { enumOptions: parameter.enumOptions } : {}),

@@ -73,10 +73,10 @@ describe('create and read', () => {
       tags: ['prices', 'demo'],
       version: 1,
       parameters: [
-        { key: 'token', type: 'text', value: 'stETH' },
-        { key: 'min', type: 'number', value: '10.5' },
-        { key: 'since', type: 'datetime', value: '2024-01-02 03:04:05' },
-        { key: 'side', type: 'enum', value: 'buy', enumOptions: ['buy', 'sell'] },
+        { key: 'token', name: 'token', type: 'text', value: 'stETH' },
+        { key: 'min', name: 'min', type: 'number', value: '10.5' },
+        { key: 'since', name: 'since', type: 'datetime', value: '2024-01-02 03:04:05' },
+        { key: 'side', name: 'side', type: 'enum', value: 'buy', enumOptions: ['buy', 'sell'] },
       ],
       query_engine: 'medium',
       query_sql: SQL,
@@ -94,7 +94,7 @@ describe('create and read', () => {
     );
     expect(status).toBe(200);
     const { body: query } = await service.json<QueryObject>(`/api/v1/query/${body.query_id}`);
-    expect(query.parameters).toEqual([{ key: 'color', type: 'text', value: 'red' }]);
+    expect(query.parameters).toEqual([{ key: 'color', name: 'color', type: 'text', value: 'red' }]);
     expect(query.description).toBe('');
     expect(query.tags).toEqual([]);
   });
@@ -242,10 +242,10 @@ describe('update', () => {
       ).status,
     ).toBe(200);
     expect((await read(id)).body.parameters).toEqual([
-      { key: 'token', type: 'text', value: 'rETH' },
-      { key: 'min', type: 'number', value: '7' },
-      { key: 'since', type: 'datetime', value: '2024-01-01 00:00:00' },
-      { key: 'side', type: 'enum', value: 'sell', enumOptions: ['buy', 'sell'] },
+      { key: 'token', name: 'token', type: 'text', value: 'rETH' },
+      { key: 'min', name: 'min', type: 'number', value: '7' },
+      { key: 'since', name: 'since', type: 'datetime', value: '2024-01-01 00:00:00' },
+      { key: 'side', name: 'side', type: 'enum', value: 'sell', enumOptions: ['buy', 'sell'] },
     ]);
   });
 
