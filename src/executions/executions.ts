@@ -84,7 +84,7 @@ export class Executions {
     for (const execution of await this.store.load()) {
       if (isFinished(execution)) continue;
       await this.database.write((s) => dropSnapshot(s, execution.id));
-      await this.store.update({
+      await this.store.save({
         ...execution,
         state: STATES.failed,
         endedAt: new Date(),
@@ -151,7 +151,12 @@ export class Executions {
       state: STATES.pending,
       submittedAt: new Date(),
     };
-    await this.store.insert(execution);
+    // The run does not wait for its PENDING record: nothing reads it before the run's own.
+    this.store
+      .saveInBackground(execution)
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, executionId: execution.id }, 'could not record a new execution'),
+      );
     this.queues[request.lane].push({ execution, request });
     this.pump();
     return execution;
@@ -244,13 +249,14 @@ export class Executions {
     // EXECUTING lives in memory only: a restart finds the record PENDING and marks it failed,
     // as it would an EXECUTING one, and the run saves a database round trip.
     const started: Execution = { ...running.execution, state: STATES.executing, startedAt: new Date() };
-    this.store.setInMemory(started);
+    this.store.remember(started);
     const log = this.logger.child({ executionId: started.id, queryId: started.queryId });
     log.info('execution started');
     const timeout = this.options.usersTimeoutSeconds;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const summary = await this.database.dedicated(async (session) => {
+      // The rows and the COMPLETED record commit together, in one transaction.
+      const completed = await this.database.dedicated(async (session) => {
         running.session = session;
         if (running.cancelled) throw new Error('cancelled before it started');
         if (running.request.lane === 'users' && timeout !== undefined) {
@@ -259,36 +265,50 @@ export class Executions {
             session.interrupt();
           }, timeout * 1000);
         }
-        const snapshot = await createSnapshot(
-          session,
-          started.id,
-          running.request.sql,
-          this.options.maxResultRows,
-        );
-        // An interrupt that came between two statements stopped nothing: check.
-        if (running.cancelled || running.timedOut) throw new Error('interrupted');
-        const [bytes] = await session.all<{ bytes: bigint }>(
-          resultBytesQuery(snapshotName(started.id), snapshot.columns),
-        );
-        return { ...snapshot, resultBytes: Number(bytes?.bytes ?? 2) };
+        await session.run('BEGIN TRANSACTION');
+        try {
+          const snapshot = await createSnapshot(
+            session,
+            started.id,
+            running.request.sql,
+            this.options.maxResultRows,
+          );
+          // An interrupt that came between two statements stopped nothing: check.
+          if (running.cancelled || running.timedOut) throw new Error('interrupted');
+          const [bytes] = await session.all<{ bytes: bigint }>(
+            resultBytesQuery(snapshotName(started.id), snapshot.columns),
+          );
+          const endedAt = new Date();
+          const execution: Execution = {
+            ...started,
+            state: snapshot.truncated ? STATES.completedPartial : STATES.completed,
+            endedAt,
+            expiresAt: this.expiry(endedAt),
+            columns: snapshot.columns,
+            rowCount: snapshot.rowCount,
+            resultBytes: Number(bytes?.bytes ?? 2),
+          };
+          await this.store.append(session, execution);
+          await session.run('COMMIT');
+          return execution;
+        } catch (error) {
+          await session.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
       });
       clearTimeout(timer);
-      const endedAt = new Date();
-      await this.finish({
-        ...started,
-        state: summary.truncated ? STATES.completedPartial : STATES.completed,
-        endedAt,
-        expiresAt: this.expiry(endedAt),
-        columns: summary.columns,
-        rowCount: summary.rowCount,
-        resultBytes: summary.resultBytes,
-      });
+      this.store.remember(completed);
+      this.announce(completed);
       log.info(
-        { rows: summary.rowCount, ms: endedAt.getTime() - (started.startedAt as Date).getTime() },
+        {
+          rows: completed.rowCount,
+          ms: (completed.endedAt as Date).getTime() - (started.startedAt as Date).getTime(),
+        },
         'execution completed',
       );
     } catch (error) {
       clearTimeout(timer);
+      // Rolled back with its transaction; dropped again in case the failure came after COMMIT.
       await this.database.write((s) => dropSnapshot(s, started.id)).catch(() => undefined);
       const endedAt = new Date();
       if (running.cancelled) {
@@ -320,7 +340,12 @@ export class Executions {
   }
 
   private async finish(execution: Execution): Promise<void> {
-    await this.store.update(execution);
+    await this.store.save(execution);
+    this.announce(execution);
+  }
+
+  /** A finished execution is in memory: forget the cached latest result and tell listeners. */
+  private announce(execution: Execution): void {
     this.latestResults.delete(execution.queryId);
     for (const listener of this.listeners) listener(execution);
   }

@@ -187,8 +187,16 @@ export class ResultRows {
         const count = Math.min(request.limit ?? available, available);
         checkDatapoints(count, p.selected.length, cap, request);
         if (count === 0) return { columns: p.selected, rows: [], totalRowCount: total };
-        sql = `SELECT ${p.render} AS r FROM ${table} ${p.where} ORDER BY ${p.order('rowid')} LIMIT ? OFFSET ?`;
-        params = [...p.params, count, request.offset];
+        if (!p.where && !request.sortBy) {
+          // A snapshot's row ids are 0, 1, … in result order, and DuckDB skips the row groups
+          // a range of them excludes: the first 32,000 of a million rows took 47 ms this way
+          // and 1.1 s through ORDER BY rowid LIMIT, which reads and sorts every row.
+          sql = `SELECT ${p.render} AS r FROM ${table} WHERE rowid >= ? AND rowid < ? ORDER BY rowid`;
+          params = [request.offset, request.offset + count];
+        } else {
+          sql = `SELECT ${p.render} AS r FROM ${table} ${p.where} ORDER BY ${p.order('rowid')} LIMIT ? OFFSET ?`;
+          params = [...p.params, count, request.offset];
+        }
       }
       const result = await session.query(sql, params);
       return { columns: p.selected, rows: result.rows.map((row) => row[0] as string), totalRowCount: total };

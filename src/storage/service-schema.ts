@@ -26,7 +26,7 @@ const MIGRATIONS = [
      -- operation), whose types (int256…) say more than DuckDB's; NULL for uploads.
      declared_columns VARCHAR
    )`,
-  // One row per execution; its rows are the table _results.e_<id>.
+  // Executions' records; an execution's rows are the table _results.e_<id>.
   `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.executions (
      execution_id VARCHAR NOT NULL,
      query_id BIGINT NOT NULL,
@@ -47,6 +47,8 @@ const MIGRATIONS = [
   `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS owner VARCHAR`,
   `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS parameter_set VARCHAR`,
   `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS reads_private BOOLEAN`,
+  // Records are appended, one row per state an execution reaches: the highest revision wins.
+  `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS revision INTEGER`,
   'CREATE SCHEMA IF NOT EXISTS _results',
   // Users' saved queries (DESIGN §10). Ids come from a sequence, which DuckDB never rolls
   // back, so an id is never handed out twice; query files take the ids below the first.

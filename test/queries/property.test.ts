@@ -46,14 +46,25 @@ const integerColumn = fc.constantFrom('id', 'qty', 'big');
 const predicate: fc.Arbitrary<string> = fc.letrec<{ p: string }>((tie) => ({
   p: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
-    fc.tuple(integerColumn, fc.constantFrom('<', '<=', '=', '<>', '>', '>='), fc.integer({ min: -1000, max: 1000 })).map(
-      ([c, op, n]) => `${c} ${op} ${n}`,
-    ),
+    fc
+      .tuple(
+        integerColumn,
+        fc.constantFrom('<', '<=', '=', '<>', '>', '>='),
+        fc.integer({ min: -1000, max: 1000 }),
+      )
+      .map(([c, op, n]) => `${c} ${op} ${n}`),
     fc.constantFrom(...TOKENS).map((t) => `token = '${t.replaceAll("'", "''")}'`),
-    fc.constantFrom('flag', 'NOT flag', 'qty IS NULL', 'qty IS NOT NULL', "day >= DATE '2024-05-01'", "token LIKE '%ETH'"),
-    fc.tuple(fc.integer({ min: 0, max: 900 }), fc.integer({ min: 0, max: 900 })).map(
-      ([a, b]) => `amount BETWEEN ${Math.min(a, b)} AND ${Math.max(a, b)}`,
+    fc.constantFrom(
+      'flag',
+      'NOT flag',
+      'qty IS NULL',
+      'qty IS NOT NULL',
+      "day >= DATE '2024-05-01'",
+      "token LIKE '%ETH'",
     ),
+    fc
+      .tuple(fc.integer({ min: 0, max: 900 }), fc.integer({ min: 0, max: 900 }))
+      .map(([a, b]) => `amount BETWEEN ${Math.min(a, b)} AND ${Math.max(a, b)}`),
     fc.tuple(tie('p'), fc.constantFrom('AND', 'OR'), tie('p')).map(([a, op, b]) => `(${a} ${op} ${b})`),
     tie('p').map((p) => `NOT (${p})`),
   ),
@@ -91,17 +102,31 @@ const where = fc.option(predicate, { nil: undefined }).map((p) => (p ? ` WHERE $
 
 const query: fc.Arbitrary<string> = fc.oneof(
   fc
-    .tuple(fc.uniqueArray(projection, { minLength: 1, maxLength: 4 }), where, fc.option(fc.integer({ min: 0, max: 50 })))
-    .map(([cols, w, limit]) => `SELECT id, ${cols.join(', ')} FROM ${T}${w} ORDER BY id${limit === null ? '' : ` LIMIT ${limit}`}`),
+    .tuple(
+      fc.uniqueArray(projection, { minLength: 1, maxLength: 4 }),
+      where,
+      fc.option(fc.integer({ min: 0, max: 50 })),
+    )
+    .map(
+      ([cols, w, limit]) =>
+        `SELECT id, ${cols.join(', ')} FROM ${T}${w} ORDER BY id${limit === null ? '' : ` LIMIT ${limit}`}`,
+    ),
   fc
-    .tuple(fc.constantFrom('token', 'flag', 'day'), fc.uniqueArray(aggregate, { minLength: 1, maxLength: 4 }), where)
+    .tuple(
+      fc.constantFrom('token', 'flag', 'day'),
+      fc.uniqueArray(aggregate, { minLength: 1, maxLength: 4 }),
+      where,
+    )
     .map(([group, aggs, w]) => `SELECT ${group}, ${aggs.join(', ')} FROM ${T}${w} GROUP BY ${group}`),
   fc
     .tuple(where, fc.uniqueArray(aggregate, { minLength: 1, maxLength: 3 }))
     .map(([w, aggs]) => `WITH picked AS (SELECT * FROM ${T}${w}) SELECT ${aggs.join(', ')} FROM picked`),
   fc
     .tuple(predicate, predicate)
-    .map(([a, b]) => `SELECT id, token FROM ${T} WHERE ${a} UNION ALL SELECT id, token FROM dune.${T} WHERE ${b}`),
+    .map(
+      ([a, b]) =>
+        `SELECT id, token FROM ${T} WHERE ${a} UNION ALL SELECT id, token FROM dune.${T} WHERE ${b}`,
+    ),
   where.map(
     (w) =>
       `SELECT t.token, u.rank, count(*) AS n, sum(t.qty) AS total FROM ${T} t JOIN ${U} u ON t.token = u.token${w.replace(/\b(id|token|qty|big|amount|flag|day)\b/g, 't.$1')} GROUP BY t.token, u.rank`,
@@ -113,7 +138,8 @@ const query: fc.Arbitrary<string> = fc.oneof(
 function rendered(value: unknown): unknown {
   if (typeof value === 'bigint')
     return value >= -(2n ** 53n) + 1n && value <= 2n ** 53n - 1n ? Number(value) : String(value);
-  if (typeof value === 'number' && !Number.isFinite(value)) return Number.isNaN(value) ? 'NaN' : String(value);
+  if (typeof value === 'number' && !Number.isFinite(value))
+    return Number.isNaN(value) ? 'NaN' : String(value);
   if (value instanceof Date) return value.toISOString().slice(0, 10);
   return value;
 }
@@ -123,7 +149,11 @@ const key = (row: unknown) => JSON.stringify(row);
 beforeAll(async () => {
   service = await startTestService();
   await uploadTable(service, 'transfers', transfers());
-  await uploadTable(service, 'tokens', `token,rank\n${TOKENS.map((t, i) => `${t.includes("'") ? `"${t}"` : t},${i}`).join('\n')}\n`);
+  await uploadTable(
+    service,
+    'tokens',
+    `token,rank\n${TOKENS.map((t, i) => `${t.includes("'") ? `"${t}"` : t},${i}`).join('\n')}\n`,
+  );
 });
 afterAll(async () => {
   await service.stop();

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Envelope } from '../support/results.js';
-import { KEYS, startTestService, type TestService } from '../support/service.js';
+import { KEYS, startTestService, type TestService, tempDir } from '../support/service.js';
 import {
   createQuery,
   execute,
@@ -402,5 +402,41 @@ describe('limits', () => {
       `/v1/execution/${executionId}/results?allow_partial_results=true`,
     );
     expect(partial.body.result?.rows).toHaveLength(100);
+  });
+});
+
+describe('executions survive a restart', () => {
+  it('keeps owners, parameter sets and privacy; a run cut short by the shutdown reads FAILED', async () => {
+    const dataDir = tempDir();
+    let first = await startTestService({}, dataDir);
+    await uploadTable(first, 'secret', 'k,v\n1,classified\n', { key: KEYS.bob, isPrivate: true });
+    const id = await createQuery(
+      first,
+      {
+        name: 'p',
+        query_sql: "SELECT v, '{{tag}}' AS tag FROM dataset_secret",
+        parameters: [{ key: 'tag', type: 'text', value: 'a' }],
+      },
+      KEYS.bob,
+    );
+    const done = await execute(first, id, { query_parameters: { tag: 'b' } }, KEYS.bob);
+    await rowsOf(first, done, KEYS.bob);
+    const cut = await executeSql(first, RUNAWAY_SQL);
+    await executing(first, cut);
+    await first.close();
+    first = await startTestService({}, dataDir);
+    try {
+      const latest = await first.json<Envelope>(`/v1/query/${id}/results?params.tag=b`, { key: KEYS.bob });
+      expect(latest.body.execution_id).toBe(done);
+      expect(latest.body.result?.rows).toEqual([{ v: 'classified', tag: 'b' }]);
+      expect((await first.json(`/v1/query/${id}/results`, { key: KEYS.bob })).status).toBe(404);
+      expect((await first.json(`/v1/execution/${done}/results`, { key: KEYS.admin })).status).toBe(404);
+      const status = await finished(first, cut);
+      expect(status.state).toBe('QUERY_STATE_FAILED');
+      expect(status.error?.type).toBe('FAILED_TYPE_SERVICE_RESTARTED');
+      expect((await first.json(`/v1/execution/${cut}/status`, { key: KEYS.bob })).status).toBe(404);
+    } finally {
+      await first.stop();
+    }
   });
 });

@@ -411,7 +411,7 @@ describe('expiry', () => {
     const old = await executeAndWait(service, 1004);
     const record = service.executions.store.get(old.execution_id);
     if (!record) throw new Error('no record');
-    await service.executions.store.update({ ...record, expiresAt: new Date(Date.now() - 1000) });
+    await service.executions.store.save({ ...record, expiresAt: new Date(Date.now() - 1000) });
     const { body } = await service.json<Envelope>(`/v1/execution/${old.execution_id}/results`);
     expect(body.state).toBe('QUERY_STATE_EXPIRED');
     expect(body).not.toHaveProperty('result');
