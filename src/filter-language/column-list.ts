@@ -8,6 +8,8 @@ import { displayName, type ResultColumn, resolveColumn } from './identifiers.js'
 import { checkText, readQuotedName } from './lexer.js';
 
 const WHITESPACE = /\s/u;
+/** What may follow a quoted name here, so that `"a\"b\"` (the TypeScript client's `a"b\`) names `a"b\`. */
+const FOLLOWS_NAME = /\s*(?:,|$)/y;
 
 export function resolveColumns(text: string, columns: readonly ResultColumn[]): ResultColumn[] {
   const source = new SourceText('columns', text);
@@ -25,7 +27,7 @@ export function resolveColumns(text: string, columns: readonly ResultColumn[]): 
     let name: string;
     const start = i;
     if (text[i] === '"') {
-      const quoted = readQuotedName(source, i);
+      const quoted = readQuotedName(source, i, FOLLOWS_NAME);
       name = quoted.name;
       i = quoted.end;
       skipSpace();

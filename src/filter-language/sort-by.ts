@@ -6,6 +6,9 @@ import { echo, SourceText } from './errors.js';
 import { displayName, quoteIdentifier, type ResultColumn, resolveColumn } from './identifiers.js';
 import { checkText, describeToken, type Token, tokenize } from './lexer.js';
 
+/** What may follow a name in `sort_by`, so that `"x\" DESC` names the column `x\`. */
+const FOLLOWS_SORT_NAME = /\s*(?:,|$|(?:asc|desc|nulls)(?![\p{L}\p{M}\p{N}_]))/iuy;
+
 export interface SortKey {
   column: ResultColumn;
   direction: 'ASC' | 'DESC';
@@ -16,7 +19,7 @@ export interface SortKey {
 export function parseSortBy(text: string, columns: readonly ResultColumn[]): SortKey[] {
   const source = new SourceText('sort_by', text);
   checkText(source);
-  const tokens = tokenize(source);
+  const tokens = tokenize(source, FOLLOWS_SORT_NAME);
   const keys: SortKey[] = [];
   let k = 0;
   const word = (token: Token | undefined): string | undefined =>
