@@ -1,17 +1,12 @@
 import { echo, type SourceText } from './errors.js';
+import { quoteIdentifier } from './quote-identifier.js';
+
+export { quoteIdentifier };
 
 /** A column of a result, as the results layer knows it. `type` is DuckDB's type name in lower case. */
 export interface ResultColumn {
   name: string;
   type: string;
-}
-
-/**
- * The one function that writes an identifier into SQL. Every name that reaches it has been
- * matched against the result's real columns first; doubling `"` makes any name safe anyway.
- */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** A name that may be written without quotes: a letter or `_`, then letters, marks, digits, `_`. */
