@@ -17,8 +17,15 @@ import { MAX_NESTING_DEPTH } from './limits.js';
 const COMPARISONS: readonly string[] = ['=', '!=', '<>', '<', '<=', '>', '>='];
 const LIKES: readonly string[] = ['like', 'not~like', 'ilike', 'not~ilike'];
 const KEYWORDS: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', 'like', 'ilike', 'is', 'between']);
-/** What may follow a column: an operator, so that in `"x\" = 1` the column is `x\`. */
-const FOLLOWS_COLUMN = /\s*(?:[=<>!]|(?:not|in|like|ilike|is|between)(?![\p{L}\p{M}\p{N}_]))/iuy;
+/**
+ * What follows a column in a filter: `)` or an operator with the start of what it takes. A
+ * quoted name ends only where this follows (see `readQuotedName`): in `"x\" = 1` the column is `x\`.
+ */
+const VALUE = String.raw`(?:['(+\-.\d]|(?:true|false|null)(?![\p{L}\p{M}\p{N}_]))`;
+const FOLLOWS_COLUMN = new RegExp(
+  String.raw`\s*(?:\)|(?:<>|!=|[<>]=?|=)\s*${VALUE}|(?:not\s+)?(?:i?like\s*['(]|in\s*\(|between\s*${VALUE})|is\s+(?:not\s+)?null(?![\p{L}\p{M}\p{N}_]))`,
+  'iuy',
+);
 
 /** A token the plugin read, with its place in the client's text. */
 interface TokenNode extends jsep.Expression {
@@ -33,7 +40,7 @@ interface Located {
 }
 
 /** The filter being parsed: jsep runs its hooks synchronously, one parse at a time. */
-let parsing: { source: SourceText; starts: number[] } | undefined;
+let parsing: { source: SourceText; eager: boolean; starts: number[] } | undefined;
 
 // Higher binds tighter: OR < AND < predicates < BETWEEN's AND. jsep binds NOT tightest of all.
 jsep.removeAllBinaryOps();
@@ -64,12 +71,12 @@ function readSqlToken(this: jsep.HookScope, env: { node?: jsep.Expression }): vo
   if (parsing === undefined) {
     return;
   }
-  const { source, starts } = parsing;
+  const { source, eager, starts } = parsing;
   starts.push(this.index);
   if (this.index >= source.text.length) {
     return;
   }
-  const token = readToken(source, this.index, FOLLOWS_COLUMN);
+  const token = readToken(source, this.index, FOLLOWS_COLUMN, eager);
   const word = token.kind === 'word' ? token.text.toLowerCase() : '';
   if (token.kind !== 'symbol' && !KEYWORDS.has(word)) {
     this.index = token.end;
@@ -87,10 +94,13 @@ function readSqlToken(this: jsep.HookScope, env: { node?: jsep.Expression }): vo
   }
 }
 
-/** Parses `filters` into its syntax tree. Throws QueryLanguageError for anything outside the grammar. */
-export function parseFilterSyntax(source: SourceText): FilterSyntax {
+/**
+ * Parses `filters` into its syntax tree; `eager` ends each quoted name at its first possible end
+ * (see `readQuotedName`). Throws QueryLanguageError for anything outside the grammar.
+ */
+export function parseFilterSyntax(source: SourceText, eager = false): FilterSyntax {
   checkText(source);
-  const tokens = tokenize(source, FOLLOWS_COLUMN);
+  const tokens = tokenize(source, FOLLOWS_COLUMN, eager);
   if (tokens.length === 0) {
     throw source.error(
       0,
@@ -101,7 +111,7 @@ export function parseFilterSyntax(source: SourceText): FilterSyntax {
   const input = prepareForJsep(source, tokens);
   const walker = new Walker(source);
   let tree: jsep.Expression;
-  parsing = { source, starts: [] };
+  parsing = { source, eager, starts: [] };
   try {
     tree = jsep(input.text);
   } catch (error) {

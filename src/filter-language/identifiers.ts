@@ -29,9 +29,15 @@ export const FILTER_KEYWORDS: ReadonlySet<string> = new Set([
   'between',
 ]);
 
-/** How a client would write this column name: bare when it can be, double-quoted otherwise. */
+/**
+ * How a client would write this column name: bare when it can be, double-quoted otherwise, with
+ * `""` for a quote unless a backslash precedes one (`""` after a backslash would read as `\"` and `"`).
+ */
 export function displayName(name: string): string {
-  return BARE_NAME.test(name) && !FILTER_KEYWORDS.has(name.toLowerCase()) ? name : quoteIdentifier(name);
+  if (BARE_NAME.test(name) && !FILTER_KEYWORDS.has(name.toLowerCase())) {
+    return name;
+  }
+  return name.includes('\\"') ? `"${name.replaceAll('"', '\\"')}"` : quoteIdentifier(name);
 }
 
 const MAX_LISTED_COLUMNS = 60;

@@ -79,13 +79,13 @@ export function skipSpaces(text: string, i: number): number {
 }
 
 /**
- * The token at `i` (not a space). `nameFollower` matches, at the index after a quoted name's
- * closing quote, what may follow a name in this parameter (see `readQuotedName`).
+ * The token at `i` (not a space). `nameFollower` and `eager` tell where a quoted name ends
+ * (see `readQuotedName`).
  */
-export function readToken(source: SourceText, i: number, nameFollower: RegExp): Token {
+export function readToken(source: SourceText, i: number, nameFollower: RegExp, eager = false): Token {
   const { text } = source;
   if (text[i] === '"') {
-    return readQuotedName(source, i, nameFollower);
+    return readQuotedName(source, i, nameFollower, eager);
   }
   if (text[i] === "'") {
     const string = matchAt(STRING, text, i);
@@ -128,10 +128,10 @@ export function readToken(source: SourceText, i: number, nameFollower: RegExp): 
 }
 
 /** Every token of `filters` or `sort_by`. */
-export function tokenize(source: SourceText, nameFollower: RegExp): Token[] {
+export function tokenize(source: SourceText, nameFollower: RegExp, eager = false): Token[] {
   const tokens: Token[] = [];
   for (let i = skipSpaces(source.text, 0); i < source.text.length; ) {
-    const token = readToken(source, i, nameFollower);
+    const token = readToken(source, i, nameFollower, eager);
     tokens.push(token);
     i = skipSpaces(source.text, token.end);
   }
@@ -143,44 +143,57 @@ const unescapeName = (body: string): string => body.replace(/""|\\"/g, '"');
 /**
  * A double-quoted name at `start`. Inside it `""` is a quote, as in SQL, and so is `\"`, which
  * the official TypeScript client writes, leaving backslashes as they are: a name that ends in a
- * backslash arrives as `"x\"`. So `\"` is a quote only where that reading leaves a well-formed
- * name: the name ends at the first quote that is neither `""` nor `\"` when `follower` (what may
- * come after a name in this parameter) matches after it; otherwise at the last `\"` before that
- * quote after which `follower` matches, the backslash ending the name. Text that the plain
- * reading accepts is therefore read exactly as before.
+ * backslash arrives as `"x\"`. So a `\"` is a quote only where that leaves a well-formed name,
+ * one after which `follower` (what follows a name in this parameter) matches. The name ends at the
+ * first quote that is neither `""` nor `\"` if it is well-formed there (text read before reads as
+ * before); otherwise at the last `\"` where it is, the backslash ending the name; or, `eager`
+ * (see `readNamesTwice`), at the first.
  */
 export function readQuotedName(
   source: SourceText,
   start: number,
   follower: RegExp,
+  eager = false,
 ): Extract<Token, { kind: 'quoted-name' }> {
   const { text } = source;
   const close = start + 1 + (matchAt(QUOTED_BODY, text, start + 1)?.length ?? 0);
-  const closed = close < text.length;
-  if (!closed || matchAt(follower, text, close + 1) === undefined) {
-    for (let e = text.lastIndexOf('\\"', close - 1); e > start; e = text.lastIndexOf('\\"', e - 1)) {
-      if (matchAt(follower, text, e + 2) !== undefined) {
-        return {
-          kind: 'quoted-name',
-          name: `${unescapeName(text.slice(start + 1, e))}\\`,
-          start,
-          end: e + 2,
-        };
-      }
-    }
+  const wellFormed = (after: number) => matchAt(follower, text, after) !== undefined;
+  const ends = [...text.slice(start + 1, close).matchAll(/\\"/g)]
+    .map((m) => start + 3 + m.index)
+    .filter(wellFormed);
+  const end = eager ? ends[0] : wellFormed(close + 1) ? undefined : ends.at(-1);
+  if (end !== undefined) {
+    return { kind: 'quoted-name', name: `${unescapeName(text.slice(start + 1, end - 2))}\\`, start, end };
   }
-  if (!closed) {
-    throw source.error(
-      start,
-      'unterminated column name',
-      'close it with ", and write "" or \\" for a quote inside it',
-    );
+  if (close >= text.length) {
+    const hint = 'close it with ", and write "" or \\" for a quote inside it';
+    throw source.error(start, 'unterminated column name', hint);
   }
   const name = unescapeName(text.slice(start + 1, close));
   if (name === '') {
     throw source.error(start, 'empty column name ""');
   }
   return { kind: 'quoted-name', name, start, end: close + 1 };
+}
+
+/**
+ * Reads a parameter with `read`, and once more with each quoted name ending at its first possible
+ * end if that fails and the text holds a `\"`: a name that ends in a backslash may read on into a
+ * later name or string whose quote happens to be well-formed too. The first error stands.
+ */
+export function readNamesTwice<T>(source: SourceText, read: (eager: boolean) => T): T {
+  try {
+    return read(false);
+  } catch (error) {
+    if (!source.text.includes('\\"')) {
+      throw error;
+    }
+    try {
+      return read(true);
+    } catch {
+      throw error;
+    }
+  }
 }
 
 /** A token for a message: quoted, unless it is a string literal, which brings its own quotes. */

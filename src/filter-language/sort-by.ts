@@ -4,10 +4,11 @@
  */
 import { echo, SourceText } from './errors.js';
 import { displayName, quoteIdentifier, type ResultColumn, resolveColumn } from './identifiers.js';
-import { checkText, describeToken, type Token, tokenize } from './lexer.js';
+import { checkText, describeToken, readNamesTwice, type Token, tokenize } from './lexer.js';
 
-/** What may follow a name in `sort_by`, so that `"x\" DESC` names the column `x\`. */
-const FOLLOWS_SORT_NAME = /\s*(?:,|$|(?:asc|desc|nulls)(?![\p{L}\p{M}\p{N}_]))/iuy;
+/** What follows a name in `sort_by`, so that in `"x\" DESC` the column is `x\` (see `readQuotedName`). */
+const FOLLOWS_SORT_NAME =
+  /\s*(?:(?:asc|desc)(?![\p{L}\p{M}\p{N}_])\s*)?(?:nulls\s+(?:first|last)(?![\p{L}\p{M}\p{N}_])\s*)?(?:,|$)/iuy;
 
 export interface SortKey {
   column: ResultColumn;
@@ -19,7 +20,13 @@ export interface SortKey {
 export function parseSortBy(text: string, columns: readonly ResultColumn[]): SortKey[] {
   const source = new SourceText('sort_by', text);
   checkText(source);
-  const tokens = tokenize(source, FOLLOWS_SORT_NAME);
+  return readNamesTwice(source, (eager) =>
+    sortKeys(source, tokenize(source, FOLLOWS_SORT_NAME, eager), columns),
+  );
+}
+
+function sortKeys(source: SourceText, tokens: readonly Token[], columns: readonly ResultColumn[]): SortKey[] {
+  const { text } = source;
   const keys: SortKey[] = [];
   let k = 0;
   const word = (token: Token | undefined): string | undefined =>
