@@ -10,7 +10,7 @@
 import jsep from 'jsep';
 import type { ComparisonOperator, FilterSyntax, LiteralSyntax, NameRef } from './ast.js';
 import { echo, type SourceText } from './errors.js';
-import { prepareForJsep, showOperator } from './keyword-pass.js';
+import { prepareForJsep, showOperator, tooDeep } from './keyword-pass.js';
 import { checkText, describeToken, readToken, skipSpaces, type Token, tokenize } from './lexer.js';
 import { MAX_NESTING_DEPTH } from './limits.js';
 
@@ -81,16 +81,9 @@ function readSqlToken(this: jsep.HookScope, env: { node?: jsep.Expression }): vo
   if (token.kind !== 'symbol' && !KEYWORDS.has(word)) {
     this.index = token.end;
     env.node = { type: 'SqlToken', token } satisfies TokenNode;
-  } else if (
-    starts.length > MAX_NESTING_DEPTH &&
-    (word === 'not' || (token.kind === 'symbol' && token.text === '('))
-  ) {
-    // Every token being read around this one is a `(`, an IN list or a NOT that it nests in.
-    throw source.error(
-      this.index,
-      `nesting deeper than ${MAX_NESTING_DEPTH} levels`,
-      'count each ( and each NOT',
-    );
+  } else if (starts.length > MAX_NESTING_DEPTH && (word === 'not' || source.text[token.start] === '(')) {
+    // A NOT, `(` or IN list nests in every token being read around it.
+    throw tooDeep(source, this.index);
   }
 }
 

@@ -32,6 +32,9 @@ export function showOperator(operator: string): string {
       : operator;
 }
 
+export const tooDeep = (source: SourceText, at: number) =>
+  source.error(at, `nesting deeper than ${MAX_NESTING_DEPTH} levels`, 'count each ( and each NOT');
+
 const wordOf = (token: Token | undefined): string | undefined =>
   token?.kind === 'word' ? token.text.toLowerCase() : undefined;
 
@@ -244,11 +247,7 @@ class KeywordPass {
   /** Parentheses only; the parser counts each NOT with them, as it meets them. */
   private push(list: boolean, origin: number): void {
     if (this.frames.length > MAX_NESTING_DEPTH) {
-      throw this.source.error(
-        origin,
-        `nesting deeper than ${MAX_NESTING_DEPTH} levels`,
-        'count each ( and each NOT',
-      );
+      throw tooDeep(this.source, origin);
     }
     this.frames.push({ list, origin, commas: 0, pendingBetween: false });
   }
