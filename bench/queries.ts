@@ -1,7 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import type { SnapshotColumn } from '../src/executions/execution.js';
+import {
+  jsonRowExpression,
+  resultBytesByRowsQuery,
+  resultBytesQuery,
+} from '../src/executions/row-rendering.js';
 import { Database } from '../src/storage/database.js';
 import { migrate } from '../src/storage/service-schema.js';
 import { saveTable } from '../src/tables/table-catalog.js';
@@ -118,6 +124,54 @@ async function endToEnd(
   return { ms: performance.now() - started, rows: page.result.rows.length };
 }
 
+/**
+ * Where a large result's time goes, on DuckDB directly (same data, same run): storing it,
+ * counting its JSON bytes per row (before) and per column (now), and cutting its first page
+ * with ORDER BY rowid LIMIT (before) and by a row-id range (now).
+ */
+async function phases(connection: DuckDBConnection): Promise<BenchRow[]> {
+  const table = 'bench.phases';
+  await connection.run(`CREATE OR REPLACE TABLE ${table} AS ${LARGE_RESULT_SQL}`);
+  const described = await connection.runAndReadAll(`DESCRIBE ${table}`);
+  const columns: SnapshotColumn[] = described
+    .getRowObjectsJS()
+    .map((row) => ({ name: String(row.column_name), type: String(row.column_type).toLowerCase() }));
+  const render = jsonRowExpression(columns);
+  const cases: [string, string, string, string][] = [
+    [
+      'total_result_set_bytes of 1,000,000 rows',
+      resultBytesQuery(table, columns),
+      'one JSON object per row (before)',
+      resultBytesByRowsQuery(table, columns),
+    ],
+    [
+      `first page of ${FIRST_PAGE.toLocaleString('en-US')} rows of 1,000,000`,
+      `SELECT ${render} FROM ${table} WHERE rowid >= 0 AND rowid < ${FIRST_PAGE} ORDER BY rowid`,
+      'ORDER BY rowid LIMIT (before)',
+      `SELECT ${render} FROM ${table} ORDER BY rowid LIMIT ${FIRST_PAGE} OFFSET 0`,
+    ],
+  ];
+  const rows: BenchRow[] = [];
+  for (const [name, now, beforeName, before] of cases) {
+    const ours: number[] = [];
+    const old: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      ours.push(await timed(() => connection.runAndReadAll(now)));
+      old.push(await timed(() => connection.runAndReadAll(before)));
+    }
+    rows.push({
+      benchmark: 'queries (phases)',
+      case: name,
+      value: median(ours),
+      unit: 'ms',
+      baseline: { name: beforeName, value: median(old) },
+      ratio: median(ours) / median(old),
+    });
+  }
+  await connection.run(`DROP TABLE ${table}`);
+  return rows;
+}
+
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const started = performance.now();
   await work();
@@ -203,6 +257,7 @@ export async function runQueriesBenchmark(
         target: '≤ 1.5×',
         note: `runs ${runs(large.ours)} vs ${runs(large.duck)}`,
       });
+      rows.push(...(await phases(direct.connection)));
     } finally {
       await service.stop();
       direct.connection.closeSync();

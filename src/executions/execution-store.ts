@@ -176,9 +176,10 @@ export class ExecutionStore {
     this.revisions.delete(id);
     if (!execution) return;
     const list = this.byQuery.get(execution.queryId) ?? [];
-    const remaining = list.filter((e) => e.id !== id);
-    if (remaining.length > 0) this.byQuery.set(execution.queryId, remaining);
-    else this.byQuery.delete(execution.queryId);
+    // Purging goes oldest first, so the execution is found at the front.
+    const index = list.findIndex((e) => e.id === id);
+    if (index >= 0) list.splice(index, 1);
+    if (list.length === 0) this.byQuery.delete(execution.queryId);
   }
 
   /** The record's values, with the execution's next revision. */
