@@ -110,14 +110,14 @@ export class Results {
     }
     const page = await this.rows.page(execution, request, format, this.options.maxDatapointsPerRequest);
     let next: NextPage | undefined;
-    const end = request.offset + page.rows.length;
+    const end = request.offset + page.count;
     if (!sampled && request.limit !== undefined && end < page.totalRowCount) {
       next = {
         offset: end,
         uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
       };
     }
-    const datapoints = page.rows.length * page.columns.length;
+    const datapoints = page.count * page.columns.length;
     const answer: Answer =
       format === 'json'
         ? {
@@ -130,7 +130,7 @@ export class Results {
         : {
             status: 200,
             contentType: CSV_TYPE,
-            body: Buffer.from(`${csvHeader(page.columns)}\n${page.rows.map((row) => `${row}\n`).join('')}`),
+            body: Buffer.from(`${csvHeader(page.columns)}\n${page.body}`),
             headers: next ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri } : {},
             datapoints,
           };

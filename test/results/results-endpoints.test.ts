@@ -450,5 +450,12 @@ describe('a result too large to page in memory', () => {
     const whole = await service.json<Envelope>(`/v1/execution/${large.execution_id}/results?offset=59990`);
     expect(whole.body.result?.rows.map((r) => r.i)).toEqual(Array.from({ length: 10 }, (_, k) => 59990 + k));
     expect(whole.body).not.toHaveProperty('next_uri');
+    // Unfiltered, unsorted pages are cut by row id: every row once, in order, JSON and CSV.
+    const all = await walk(service, `/v1/execution/${large.execution_id}/results?limit=25000`);
+    const ids = all.flatMap((p) => p.result?.rows.map((r) => r.i) ?? []);
+    expect(ids).toEqual(Array.from({ length: 60000 }, (_, k) => k));
+    expect(all[0]?.result?.metadata).toMatchObject({ row_count: 25000, datapoint_count: 75000 });
+    const csv = await service.request(`/v1/execution/${large.execution_id}/results/csv?limit=3&offset=59998`);
+    expect(await csv.text()).toBe('i,m,label\n59998,1,row 59998\n59999,2,row 59999\n');
   });
 });
