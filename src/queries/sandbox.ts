@@ -35,11 +35,12 @@ export interface SandboxedSql {
 }
 
 /**
- * Bounds the cost of one check: DuckDB's parser, the tree (about 30 times the SQL's size)
- * and the walk are linear in it, and a query at this size is checked in well under a second
- * (docs/library-notes.md). Longer SQL is refused before anything is parsed.
+ * Bounds the cost of one check. The tree is about 35 times the SQL's size, and DuckDB's
+ * parser is worse than linear on long AND/OR chains: at this size the worst SQL measured (one
+ * WHERE of 7,000 ANDed terms) takes a few hundred milliseconds, most of it in DuckDB's threads
+ * rather than on the event loop (docs/library-notes.md). Longer SQL is refused before parsing.
  */
-export const MAX_SQL_BYTES = 100_000;
+export const MAX_SQL_BYTES = 64 * 1024;
 
 /**
  * Objects and arrays nested deeper than this in the tree are refused. DuckDB's parser stops
@@ -116,12 +117,18 @@ async function parseQuery(session: Session, sql: string): Promise<TreeObject> {
 }
 
 function readRoot(json: string | undefined): TreeObject {
-  const root = json === undefined ? undefined : readTree(json, MAX_TREE_DEPTH);
-  if (root === undefined)
-    throw new SqlRefusal(`the SQL nests more than ${MAX_TREE_DEPTH} levels deep`, undefined);
-  if (!isTreeObject(root))
+  const read = readTree(json ?? 'null', MAX_TREE_DEPTH);
+  if ('refused' in read) {
+    throw new SqlRefusal(
+      read.refused === 'NUL'
+        ? 'the SQL contains a NUL character'
+        : `the SQL nests more than ${MAX_TREE_DEPTH} levels deep`,
+      undefined,
+    );
+  }
+  if (!isTreeObject(read.tree))
     throw new SqlRefusal('unsupported SQL construct: an unexpected parse tree', undefined);
-  return root;
+  return read.tree;
 }
 
 /** Resolves each distinct name once, in the order the SQL names them. */
@@ -185,7 +192,7 @@ function splitQualifiedName(qualified: string): WrittenName {
     if (qualified[i] !== '.') break;
     i++;
   }
-  if (i !== qualified.length || parts.length < 2 || parts.length > 3) {
+  if (i !== qualified.length || parts.length < 2 || parts.length > 3 || qualified.includes('\u0000')) {
     throw new Error(`a table resolver returned ${JSON.stringify(qualified)}, not a quoted schema.table`);
   }
   const [table, schema, catalog] = parts.reverse() as [string, string, string | undefined];

@@ -1,11 +1,10 @@
-import { isLosslessNumber } from 'lossless-json';
 import {
   ALLOWED_FUNCTIONS,
   ALLOWED_TABLE_FUNCTIONS,
   BUILT_IN_TYPE_NAMES,
   DENIED_FUNCTIONS,
 } from './allowed-functions.js';
-import { isTreeObject, type TreeObject, type TreeValue } from './parse-tree.js';
+import { isTreeNumber, isTreeObject, type TreeObject, type TreeValue, treeNumberText } from './parse-tree.js';
 import {
   CASE_CHECK,
   COLUMN_KEY,
@@ -82,6 +81,9 @@ export interface TableReference {
 
 /** DuckDB compares identifiers ignoring ASCII case only (not Unicode case). */
 export const foldName = (name: string): string => name.replace(/[A-Z]+/g, (s) => s.toLowerCase());
+
+/** How DuckDB writes a double constant that is not finite (`1e400`). */
+const NOT_FINITE = new Set(['Infinity', '-Infinity', 'NaN']);
 
 /** `query_location` when DuckDB knows none (uint64's largest value). */
 const NO_LOCATION = '18446744073709551615';
@@ -342,7 +344,7 @@ class TreeWalker {
         if (typeof value !== 'string' && typeof value !== 'boolean') this.malformed(key, context);
         return;
       case 'number':
-        if (!isLosslessNumber(value)) this.malformed(key, context);
+        if (!isTreeNumber(value)) this.malformed(key, context);
         return;
       case 'texts':
         for (const item of this.array(value, key, context))
@@ -422,7 +424,7 @@ class TreeWalker {
       case 'index-sets':
         for (const set of this.array(value, key, context)) {
           for (const index of this.array(set, key, context))
-            if (!isLosslessNumber(index)) this.malformed(key, context);
+            if (!isTreeNumber(index)) this.malformed(key, context);
         }
         return;
     }
@@ -438,13 +440,22 @@ class TreeWalker {
     if (value === null) return;
     const sample = this.object(value, 'sample', context);
     const seed = sample.seed ?? null;
-    if (seed !== null && !isLosslessNumber(seed)) this.malformed('seed', context);
+    if (seed !== null && !isTreeNumber(seed)) this.malformed('seed', context);
     this.fields(sample, SAMPLE, context);
   }
 
   /** A constant: its content is data, only its type is looked at. */
   private value(value: TreeValue, context: Context): void {
-    this.fields(this.object(value, 'constant', context), VALUE, context);
+    const constant = this.object(value, 'constant', context);
+    // DuckDB writes `1e400` into the tree as Infinity, which json_deserialize_sql cannot read.
+    const content = constant.value;
+    if (isTreeNumber(content) && NOT_FINITE.has(treeNumberText(content))) {
+      throw new SqlRefusal(
+        "a number beyond DOUBLE's range is not supported: write 'infinity'::DOUBLE",
+        context.location,
+      );
+    }
+    this.fields(constant, VALUE, context);
   }
 
   private pivot(value: TreeValue, context: Context): void {
@@ -501,8 +512,8 @@ class TreeWalker {
   /** The context with this node's position, when it has one. */
   private at(node: TreeObject, context: Context): Context {
     const location = node.query_location;
-    if (!isLosslessNumber(location) || location.value === NO_LOCATION) return context;
-    return { ...context, location: Number(location.value) };
+    if (!isTreeNumber(location) || treeNumberText(location) === NO_LOCATION) return context;
+    return { ...context, location: Number(treeNumberText(location)) };
   }
 
   private malformed(what: string, context: Context): never {

@@ -223,6 +223,14 @@ describe('numbers beyond 2^53', () => {
     ]);
   });
 
+  it('refuses 1e400, which DuckDB writes into the tree as an Infinity it cannot read back', async () => {
+    expect(await refusal('SELECT 1.5e300, -1e400')).toBe(
+      "a number beyond DOUBLE's range is not supported: write 'infinity'::DOUBLE at position 16",
+    );
+    const checked = await sandboxFor(database, ALICE, "SELECT 1.5e300, 'infinity'::DOUBLE");
+    expect(await run(checked.sql)).toEqual([[1.5e300, Number.POSITIVE_INFINITY]]);
+  });
+
   it('lets select 9223372036854775807 + 1 fail with DuckDB’s overflow', async () => {
     const checked = await sandboxFor(database, ALICE, 'select 9223372036854775807 + 1');
     await expect(run(checked.sql)).rejects.toThrow(/Overflow in addition of INT64/);
@@ -252,5 +260,13 @@ describe('messages', () => {
     );
     const justFits = `SELECT 1${' '.repeat(MAX_SQL_BYTES - 8)}`;
     expect((await sandboxFor(database, ALICE, justFits)).sql).toBe('SELECT 1');
+  });
+
+  it('check the costliest shape measured, an AND chain as long as allowed, through every step', async () => {
+    const terms = Math.floor((MAX_SQL_BYTES - 40) / ' AND n = 1'.length);
+    const sql = `SELECT count(*) FROM notes WHERE ${Array(terms).fill('n = 1').join(' AND ')}`;
+    expect(Buffer.byteLength(sql)).toBeLessThanOrEqual(MAX_SQL_BYTES);
+    const checked = await sandboxFor(database, ALICE, sql);
+    expect(await run(checked.sql)).toEqual([[1n]]);
   });
 });
