@@ -327,12 +327,13 @@ class TreeWalker {
 
   /** Walks every field of `object` by `shape`; 'special' fields are the caller's. */
   fields(object: TreeObject, shape: Shape, context: Context): void {
-    for (const [key, value] of Object.entries(object)) {
-      const kind = shape[key];
+    for (const key in object) {
+      // Own properties only: a key such as "constructor" must not find Object.prototype's.
+      const kind = Object.hasOwn(shape, key) ? shape[key] : undefined;
       if (kind === undefined) {
         throw new SqlRefusal(`unsupported SQL construct: parse-tree field "${key}"`, context.location);
       }
-      this.field(kind, value, key, context);
+      this.field(kind, object[key] as TreeValue, key, context);
     }
   }
 
@@ -427,6 +428,8 @@ class TreeWalker {
             if (!isTreeNumber(index)) this.malformed(key, context);
         }
         return;
+      default:
+        throw new Error(`no walk for field kind ${kind satisfies never}`);
     }
   }
 
