@@ -238,7 +238,18 @@ function verify(root: TreeObject, allowed: ReadonlySet<string>): void {
   if (root.error === true || !Array.isArray(statements) || statements.length !== 1) {
     throw new SqlRefusal('the sandbox could not verify this query after rewriting it', undefined);
   }
-  for (const reference of checkStatement(statements[0] as TreeValue)) {
+  let references: TableReference[];
+  try {
+    references = checkStatement(statements[0] as TreeValue);
+  } catch (error) {
+    // Its position would be in the rewritten SQL, which the user never saw.
+    if (!(error instanceof SqlRefusal)) throw error;
+    throw new SqlRefusal(
+      `the sandbox could not verify this query after rewriting it: ${error.message}`,
+      undefined,
+    );
+  }
+  for (const reference of references) {
     if (!allowed.has(nameKey(reference.written))) {
       throw new SqlRefusal(
         `the sandbox could not verify this query after rewriting it: it would read ${shownName(reference.written)}`,

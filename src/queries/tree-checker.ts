@@ -93,23 +93,23 @@ interface Cte {
   renamed: string;
 }
 
-/** The CTEs a part of a query sees, innermost first. */
+/** The CTEs a part of a query sees: a chain from the innermost definition outwards. */
 class Scope {
   private constructor(
-    private readonly names: ReadonlyMap<string, Cte>,
-    private readonly parent: Scope | undefined,
+    private readonly name: string | undefined,
+    private readonly cte: Cte | undefined,
+    private readonly outer: Scope | undefined,
   ) {}
 
-  static readonly EMPTY = new Scope(new Map(), undefined);
+  static readonly EMPTY = new Scope(undefined, undefined, undefined);
 
   with(name: string, cte: Cte): Scope {
-    return new Scope(new Map([[name, cte]]), this);
+    return new Scope(name, cte, this);
   }
 
   find(name: string): Cte | undefined {
-    for (let scope: Scope | undefined = this; scope; scope = scope.parent) {
-      const cte = scope.names.get(name);
-      if (cte) return cte;
+    for (let scope: Scope | undefined = this; scope; scope = scope.outer) {
+      if (scope.name === name) return scope.cte;
     }
     return undefined;
   }
