@@ -5,8 +5,9 @@
  *
  * Every entry is run as account `alice` (a premium key) after the tables of
  * HOSTILE_SQL_TABLES exist; through the API, create them with `POST /v1/table/create`
- * using each owner's key, then insert a row. The outcome is one of:
- * - `refused`: a 400 whose `error` matches the pattern, before anything runs;
+ * (columns HOSTILE_SQL_COLUMNS) using each owner's key, then insert a row. The outcome is one of:
+ * - `refused`: a 400 whose `error` matches the pattern (which tolerates a prefix, such as
+ *   the name of the field the SQL came in), before anything runs;
  * - `fails`: accepted (only running it can tell), the execution ends `QUERY_STATE_FAILED`
  *   with an error matching the pattern.
  * Neither may change any stored data or read another account's private table.
@@ -25,6 +26,12 @@ export const HOSTILE_SQL_TABLES: readonly HostileTable[] = [
   { owner: 'bob', table: 'public_t', isPrivate: false },
 ];
 
+/** The columns of each of those tables. */
+export const HOSTILE_SQL_COLUMNS = [
+  { name: 'who', type: 'varchar', nullable: true },
+  { name: 'n', type: 'bigint', nullable: true },
+] as const;
+
 export type HostileOutcome = { refused: RegExp } | { fails: RegExp };
 
 export interface HostileSql {
@@ -33,21 +40,23 @@ export interface HostileSql {
   outcome: HostileOutcome;
 }
 
+const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** The one wording for every table a query may not read, whatever the reason. */
 const noTable = (shown: string) => ({
+  refused: new RegExp(`table ${literal(shown)} does not exist at position \\d+$`),
+});
+const notAQuery = { refused: /only a single query can run .*another kind of statement/ };
+const tableFunction = (name: string) => ({
   refused: new RegExp(
-    `^table ${shown.replaceAll('.', '\\.').replaceAll('"', '"')} does not exist at position \\d+$`,
+    `table function ${literal(name)} is not available in queries; the ones that are: range, `,
   ),
 });
-const notAQuery = { refused: /^only a single query can run .*another kind of statement/ };
-const tableFunction = (name: string) => ({
-  refused: new RegExp(`^table function ${name} is not available in queries; the ones that are: range, `),
-});
 const fn = (name: string) => ({
-  refused: new RegExp(`^function ${name} (is not available in queries|does not exist)`),
+  refused: new RegExp(`function ${literal(name)} (is not available in queries|does not exist)`),
 });
-const parameters = { refused: /^prepared-statement parameters \(\$1, \?, \$name\) are not supported/ };
-const syntaxError = { refused: /^syntax error at or near/ };
+const parameters = { refused: /prepared-statement parameters \(\$1, \?, \$name\) are not supported/ };
+const syntaxError = { refused: /syntax error at or near/ };
 
 /** Each nested subquery reads bob.secret; every one must be found however deep it hides. */
 const SECRET = '(SELECT max(n) FROM bob.secret)';
@@ -100,26 +109,26 @@ const statementKinds: HostileSql[] = [
   {
     name: 'two queries',
     sql: 'SELECT 1; SELECT 2',
-    outcome: { refused: /^only a single query can run; this SQL holds 2 statements$/ },
+    outcome: { refused: /only a single query can run; this SQL holds 2 statements$/ },
   },
-  { name: 'no statement at all', sql: '-- nothing here\n', outcome: { refused: /^the SQL holds no query$/ } },
+  { name: 'no statement at all', sql: '-- nothing here\n', outcome: { refused: /the SQL holds no query$/ } },
   { name: 'a $1 parameter', sql: 'SELECT * FROM alice.notes WHERE n = $1', outcome: parameters },
   { name: 'a ? parameter', sql: 'SELECT ?', outcome: parameters },
   { name: 'a named parameter', sql: 'SELECT $name', outcome: parameters },
   {
     name: 'DESCRIBE',
     sql: 'DESCRIBE bob.secret',
-    outcome: { refused: /^DESCRIBE, SHOW and SUMMARIZE are not supported/ },
+    outcome: { refused: /DESCRIBE, SHOW and SUMMARIZE are not supported/ },
   },
   {
     name: 'SHOW TABLES',
     sql: 'SHOW ALL TABLES',
-    outcome: { refused: /^DESCRIBE, SHOW and SUMMARIZE are not supported/ },
+    outcome: { refused: /DESCRIBE, SHOW and SUMMARIZE are not supported/ },
   },
   {
     name: 'SUMMARIZE',
     sql: 'SUMMARIZE bob.secret',
-    outcome: { refused: /^DESCRIBE, SHOW and SUMMARIZE are not supported/ },
+    outcome: { refused: /DESCRIBE, SHOW and SUMMARIZE are not supported/ },
   },
 ];
 
@@ -188,7 +197,7 @@ const filesAndCatalog: HostileSql[] = [
   {
     name: 'a qualified table function',
     sql: 'SELECT * FROM system.main.duckdb_tables()',
-    outcome: { refused: /^function system\.main\.duckdb_tables is not available/ },
+    outcome: { refused: /function system\.main\.duckdb_tables is not available/ },
   },
   {
     name: 'current_setting',
@@ -198,7 +207,7 @@ const filesAndCatalog: HostileSql[] = [
   {
     name: 'current_setting qualified',
     sql: "SELECT pg_catalog.current_setting('threads')",
-    outcome: fn('pg_catalog\\.current_setting'),
+    outcome: fn('pg_catalog.current_setting'),
   },
   { name: 'getvariable', sql: "SELECT getvariable('x')", outcome: fn('getvariable') },
   { name: 'getenv', sql: "SELECT getenv('HOME')", outcome: fn('getenv') },
@@ -220,12 +229,12 @@ const filesAndCatalog: HostileSql[] = [
   {
     name: 'a user type from the catalog',
     sql: "SELECT 'a'::alice.mood",
-    outcome: { refused: /^type alice\.mood does not exist at position \d+$/ },
+    outcome: { refused: /type alice\.mood does not exist at position \d+$/ },
   },
   {
     name: 'time travel',
     sql: 'SELECT * FROM alice.notes AT (VERSION => 1)',
-    outcome: { refused: /^time travel/ },
+    outcome: { refused: /time travel/ },
   },
   {
     name: 'information_schema',
@@ -430,37 +439,37 @@ const sizeAndNesting: HostileSql[] = [
   {
     name: '1 MB of SQL',
     sql: `SELECT 1${' '.repeat(1_000_000)}`,
-    outcome: { refused: /^the SQL is 1000008 bytes long; at most 65536 bytes are accepted$/ },
+    outcome: { refused: /the SQL is 1000008 bytes long; at most 65536 bytes are accepted$/ },
   },
   {
     name: '1 MB of a valid query',
     sql: `SELECT ${Array(150_000).fill('1').join('+')}`,
-    outcome: { refused: /^the SQL is 300006 bytes long; at most 65536 bytes are accepted$/ },
+    outcome: { refused: /the SQL is 300006 bytes long; at most 65536 bytes are accepted$/ },
   },
   {
     name: '10,000 nested parentheses',
     sql: `SELECT ${'('.repeat(10_000)}1${')'.repeat(10_000)}`,
-    outcome: { refused: /^memory exhausted/ },
+    outcome: { refused: /memory exhausted/ },
   },
   {
     name: '5,000 chained additions',
     sql: `SELECT ${Array(5_000).fill('1').join('+')}`,
-    outcome: { refused: /^Max expression depth limit of 1000 exceeded/ },
+    outcome: { refused: /Max expression depth limit of 1000 exceeded/ },
   },
   {
     name: '300 nested subqueries',
     sql: `SELECT ${'(SELECT '.repeat(300)}1${')'.repeat(300)}`,
-    outcome: { refused: /^the SQL nests more than 1000 levels deep$/ },
+    outcome: { refused: /the SQL nests more than 1000 levels deep$/ },
   },
   {
     name: '600 nested function calls',
     sql: `SELECT ${'abs('.repeat(600)}1${')'.repeat(600)}`,
-    outcome: { refused: /^the SQL nests more than 1000 levels deep$/ },
+    outcome: { refused: /the SQL nests more than 1000 levels deep$/ },
   },
   {
     name: 'a NUL character',
     sql: 'SELECT 1\u0000; DROP TABLE alice.notes',
-    outcome: { refused: /^the SQL contains a NUL character$/ },
+    outcome: { refused: /the SQL contains a NUL character$/ },
   },
   { name: 'a syntax error', sql: 'SELECT * FRM bob.secret', outcome: syntaxError },
 ];
@@ -478,7 +487,11 @@ const runTime: HostileSql[] = [
     outcome: { fails: /Could not convert string 'abc' to INT32/ },
   },
   { name: 'error()', sql: "SELECT error('boom')", outcome: { fails: /boom/ } },
-  { name: 'a string too large', sql: "SELECT repeat('x', 5000000000)", outcome: { fails: /./ } },
+  {
+    name: 'a string too large',
+    sql: "SELECT repeat('x', 5000000000)",
+    outcome: { fails: /Cannot create a string of size/ },
+  },
 ];
 
 export const HOSTILE_SQL: readonly HostileSql[] = [
