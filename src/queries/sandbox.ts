@@ -1,5 +1,7 @@
 import { badRequest } from '../errors.js';
 import type { Session } from '../storage/database.js';
+import { nameItems, unnamedItems } from './column-names.js';
+import { keepConstantTypes } from './constant-types.js';
 import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
 import { checkStatement, SqlRefusal, type TableReference, type WrittenName } from './tree-checker.js';
 
@@ -7,8 +9,9 @@ import { checkStatement, SqlRefusal, type TableReference, type WrittenName } fro
  * The sandbox around users' SQL (DESIGN §10). DuckDB's own parser decides what the SQL is
  * (`json_serialize_sql`); the checker walks the whole tree, refuses what a query may not
  * contain and lists the tables it names; each name goes through the caller's resolver and is
- * rewritten to the table it means; `json_deserialize_sql` writes the checked tree back as
- * SQL. That SQL is then parsed again and checked once more, so what runs is what was checked
+ * rewritten to the table it means; numbers keep their types (constant-types.ts) and
+ * select-list items the column names DuckDB would have given them (column-names.ts);
+ * `json_deserialize_sql` writes the checked tree back as SQL. That SQL is then parsed again and checked once more, so what runs is what was checked
  * even if DuckDB's SQL writer and parser disagreed somewhere. No regular expression ever looks
  * at the SQL text. The database's own settings are the second wall (Database.open).
  */
@@ -65,8 +68,10 @@ export async function sandboxSql(
   try {
     const root = await parseQuery(session, sql);
     const statement = (root.statements as TreeValue[])[0] as TreeValue;
+    const unnamed = unnamedItems(statement);
     const references = checkStatement(statement);
     const readable = await resolveAll(references, resolve);
+    await nameItems(session, unnamed);
     const allowed = new Set<string>();
     let readsPrivate = false;
     for (const reference of references) {
@@ -76,6 +81,7 @@ export async function sandboxSql(
       allowed.add(nameKey(target));
       rewriteReference(reference, target);
     }
+    keepConstantTypes(statement);
     const rewritten = await writeQuery(session, root);
     verify(rewritten.tree, allowed);
     return { sql: rewritten.sql, readsPrivate };

@@ -42,7 +42,8 @@ async function whoIsRead(sql: string, account = ALICE): Promise<string[]> {
 describe('queries the sandbox accepts', () => {
   it.each(VALID_SQL)('%s: same result as run directly', async (sql) => {
     const checked = await sandboxFor(database, ALICE, sql);
-    expect(await run(checked.sql)).toEqual(await run(sql));
+    const result = (text: string) => database.read((session) => session.query(text));
+    expect(await result(checked.sql)).toEqual(await result(sql));
   });
 });
 
@@ -206,6 +207,32 @@ describe('CTE scoping, as DuckDB scopes it', () => {
     expect(checked.sql).toBe(
       'WITH cte_1 AS (SELECT 1 AS n)SELECT "secret".n FROM cte_1 AS "secret" , alice.b',
     );
+  });
+});
+
+describe('column names', () => {
+  const names = async (sql: string) => {
+    const checked = await sandboxFor(database, ALICE, sql);
+    return (await database.read((session) => session.query(checked.sql))).columns.map(
+      (column) => column.name,
+    );
+  };
+
+  it('stay those of the SQL as written where the rewrite changes an expression', async () => {
+    expect(await names('SELECT (SELECT max(n) FROM notes), n * 1e18, n + 5., * FROM notes')).toEqual([
+      '(SELECT max(n) FROM notes)',
+      '(n * 1e+18)',
+      '(n + 5)',
+      'who',
+      'n',
+    ]);
+  });
+
+  it('follow DuckDB’s SQL writer where it is not faithful: lambda x: is written x ->', async () => {
+    const sql = 'SELECT list_filter([1], lambda x: x > 0)';
+    const direct = (await database.read((session) => session.query(sql))).columns[0]?.name;
+    expect(direct).toBe('list_filter(main.list_value(1), (lambda x: (x > 0)))');
+    expect(await names(sql)).toEqual(['list_filter(main.list_value(1), (x -> (x > 0)))']);
   });
 });
 
