@@ -79,6 +79,10 @@ export const VALID_SQL: readonly string[] = [
   'SELECT * FROM (SELECT n * 1e10, n + 00.50 FROM alice.dataset_prices)',
   'SELECT n FROM alice.dataset_prices WHERE n < 1e10 AND n * 2.5e-3 < 00.50 ORDER BY n * 1e0',
   'SELECT * FROM range(10) LIMIT 25.5 PERCENT',
+  // Types DuckDB's writer spells another way, so named here (see sandbox.test.ts, column names).
+  "SELECT 'abc'::VARCHAR(10) AS v, INTERVAL 90 MINUTE AS m, CAST(1e10 AS HUGEINT) AS h, 0.5::DECIMAL(10, 5) AS d, CAST(12.345 AS DECIMAL(4, 1)) AS e",
+  "SELECT TIMESTAMPTZ '2024-01-01 10:00:00+02', TIME '12:34:56', INTERVAL '1 day 2 hours', 1::TINYINT + 1::TINYINT, 0.1::FLOAT, 1/0, 7 % -3, 1.0 / 3, round(2.675, 2), round(2.675e0, 2)",
+  "SELECT [1.5, 2.5], [1e10], MAP {'a': 1e10}, {'a': 1, 'b': 2.5}, greatest(1, 2.5, 1e1), CASE WHEN 1.5 > 1e0 THEN 2.5 ELSE 1e10 END, format('{:.2f}', 1.5e0)",
   "SELECT 'it''s', E'tab\\there', $$dollar$$, NULL, TRUE, FALSE, '\\x00'::BLOB, 'é'",
   // Named: DuckDB writes `lambda x: …` back as `x -> …`, another name.
   'SELECT list_transform([1, 2], x -> x + 1), list_filter([1, 2], lambda x: x > 1) AS f, list_reduce([1, 2, 3], (a, b) -> a + b), [x * 2 FOR x IN [1, 2] IF x > 1] AS c',
