@@ -43,7 +43,9 @@ import {
  * not by itself (`WITH a AS (SELECT * FROM a)` reads the table `a`) nor by earlier siblings;
  * a recursive CTE sees itself only in the recursive part (right of its UNION); a qualified
  * name (`alice.a`) never means a CTE. Were this scoping wrong somewhere, the renamed CTE
- * would be missing there and DuckDB would fail to find it: no table is read by mistake.
+ * would be missing there and DuckDB would fail to find it: no table would be read by
+ * mistake, but DuckDB's catalog error, whose "Did you mean" hints name other tables, must not
+ * reach the user (test/queries/sandbox.test.ts compares the scoping with DuckDB's own).
  */
 
 /**
@@ -79,7 +81,11 @@ export interface TableReference {
   location: number | undefined;
 }
 
-/** DuckDB compares identifiers ignoring ASCII case only (not Unicode case). */
+/**
+ * DuckDB compares identifiers ignoring case. Only ASCII letters are folded: every namespace
+ * and table name is ASCII here, so a name with other letters matches nothing either way,
+ * while Unicode folding would make the Kelvin sign `K` read as a `k`.
+ */
 export const foldName = (name: string): string => name.replace(/[A-Z]+/g, (s) => s.toLowerCase());
 
 /** How DuckDB writes a double constant that is not finite (`1e400`). */
