@@ -4,7 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { KeyStore } from './auth/key-store.js';
-import { type Config, duckdbSettings } from './config/config.js';
+import { type Config, duckdbAllowedDirectories, duckdbSettings } from './config/config.js';
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
 import { Scheduler } from './executions/scheduler.js';
@@ -75,7 +75,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
-  const database = await Database.open({ path: databaseFile, settings: duckdbSettings(config) });
+  const database = await Database.open({
+    path: databaseFile,
+    settings: duckdbSettings(config),
+    allowedDirectories: duckdbAllowedDirectories(config),
+  });
   try {
     await migrate(database);
     if (fresh && config.demoData) {

@@ -186,6 +186,15 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   };
 }
 
+/**
+ * The one folder DuckDB may touch files in, besides its own database and spill files: where
+ * uploads and inserts stage request bodies before DuckDB's CSV reader loads them. Everything
+ * else is closed to SQL (Database.open's `allowedDirectories`, DESIGN §10).
+ */
+export function duckdbAllowedDirectories(config: Pick<Config, 'dataDir'>): string[] {
+  return [path.join(config.dataDir, 'tmp')];
+}
+
 /** The DuckDB settings the configuration asks for, as Database.open takes them. */
 export function duckdbSettings(config: Pick<Config, 'duckdbMemoryLimit'>): Record<string, string> {
   return config.duckdbMemoryLimit ? { memory_limit: config.duckdbMemoryLimit } : {};

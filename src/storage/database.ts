@@ -1,4 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { quoteLiteral } from './sql.js';
 import { StorageError, wrapStorageError } from './storage-error.js';
 
 /**
@@ -111,6 +112,27 @@ export interface DatabaseOptions {
   readers?: number;
   /** DuckDB settings applied at open, e.g. `{ threads: '2' }`. */
   settings?: Record<string, string>;
+  /**
+   * The database's second wall around users' SQL (DESIGN §10): when given, SQL may read
+   * and write files only under these folders (DuckDB's own database, WAL and spill files
+   * excepted), no extension can be installed or loaded, and the configuration is locked so
+   * that no later `SET` undoes it. `[]` allows no folder at all. Omitted, access is
+   * unrestricted: for tests and tools that read files from anywhere.
+   */
+  allowedDirectories?: readonly string[];
+}
+
+/**
+ * Measured on DuckDB 1.5.6 (docs/library-notes.md): `allowed_directories` can only be
+ * changed while external access is still on, so it comes first; `lock_configuration` comes
+ * last and makes every later SET fail ("the configuration has been locked"), so a gap in
+ * the sandbox's checks cannot turn access back on. Paths are compared after resolving
+ * `..` and symbolic links: `tmp/../x` and a link in `tmp` to `/etc/passwd` are refused.
+ */
+async function closeExternalAccess(session: Session, directories: readonly string[]): Promise<void> {
+  await session.run(`SET allowed_directories = [${directories.map(quoteLiteral).join(', ')}]`);
+  await session.run('SET enable_external_access = false');
+  await session.run('SET lock_configuration = true');
 }
 
 export class Database {
@@ -142,13 +164,26 @@ export class Database {
       }
       throw wrapStorageError(error);
     }
-    const writer = new ConnectionSession(await instance.connect());
-    // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
-    await writer.run("SET GLOBAL TimeZone = 'UTC'");
-    const readers: ConnectionSession[] = [];
-    for (let i = 0; i < (options.readers ?? 4); i++)
-      readers.push(new ConnectionSession(await instance.connect()));
-    return new Database(instance, writer, readers);
+    const connections: ConnectionSession[] = [];
+    try {
+      const writer = new ConnectionSession(await instance.connect());
+      connections.push(writer);
+      // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
+      // Before the lock below, which refuses every later SET.
+      await writer.run("SET GLOBAL TimeZone = 'UTC'");
+      if (options.allowedDirectories) await closeExternalAccess(writer, options.allowedDirectories);
+      const readers: ConnectionSession[] = [];
+      for (let i = 0; i < (options.readers ?? 4); i++) {
+        const reader = new ConnectionSession(await instance.connect());
+        connections.push(reader);
+        readers.push(reader);
+      }
+      return new Database(instance, writer, readers);
+    } catch (error) {
+      for (const session of connections) session.connection.closeSync();
+      instance.closeSync();
+      throw wrapStorageError(error);
+    }
   }
 
   /** Runs `work` on a reader connection; it sees the last committed state. */

@@ -118,7 +118,7 @@ describe('create and read', () => {
       [{ name: 'x', query_sql: 'SELECT 1', tags: [1] }, /tags\[0\]/],
       [{ name: 'x', query_sql: 'SELECT 1', is_private: 'yes' }, /"is_private" must be true or false/],
       [{ name: 'x', query_sql: 'SELECT 1', colour: 'red' }, /unknown field "colour"/],
-      [{ name: 'x', query_sql: 'SELECT 1\u0000; DROP TABLE x' }, /NUL/],
+      [{ name: 'x', query_sql: 'SELECT 1\u0000; DROP TABLE x' }, /the SQL contains a NUL character/],
       [{ name: 'x', query_sql: 'SELECT {{n}}' }, /\{\{n\}\}.*declares no parameter/],
       [
         { name: 'x', query_sql: 'SELECT {{n}}', parameters: [{ key: 'n', type: 'float', value: '1' }] },
@@ -173,7 +173,7 @@ describe('create and read', () => {
         /one form/,
       ],
       [{ name: 'x', query_sql: 'DROP TABLE alice.dataset_prices' }, /query/],
-      [{ name: 'x', query_sql: 'SELECT 1; SELECT 2' }, /one statement/],
+      [{ name: 'x', query_sql: 'SELECT 1; SELECT 2' }, /single query/],
       [{ name: 'x', query_sql: 'SELECT * FROM dataset_nothing' }, /does not exist/],
     ] as const) {
       const { status, body: answer } = await service.json<{ error: string }>('/v1/query', post(body));

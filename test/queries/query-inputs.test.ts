@@ -67,17 +67,18 @@ describe('sizes', () => {
   it('answers 413 for a body over the limit and 400 for SQL over its length, before storing', async () => {
     const huge = await service.request('/v1/query', {
       method: 'POST',
-      body: JSON.stringify({ name: 'n', query_sql: `SELECT '${'x'.repeat(5 * 1024 * 1024)}'` }),
+      body: JSON.stringify({ name: 'n', query_sql: `SELECT '${'x'.repeat(2 * 1024 * 1024)}'` }),
     });
     expect(huge.status).toBe(413);
     const long = await service.json<{ error: string }>(
       '/v1/query',
-      post({ name: 'n', query_sql: `SELECT '${'x'.repeat(1_100_000)}'` }),
+      post({ name: 'n', query_sql: `SELECT '${'é'.repeat(40_000)}'` }),
     );
     expect(long.status).toBe(400);
+    expect(long.body.error).toMatch(/the SQL is 80009 bytes long; at most 65536 bytes are accepted/);
     const execute = await service.request('/v1/sql/execute', {
       method: 'POST',
-      body: JSON.stringify({ sql: `SELECT '${'x'.repeat(3 * 1024 * 1024)}'` }),
+      body: JSON.stringify({ sql: `SELECT '${'x'.repeat(2 * 1024 * 1024)}'` }),
     });
     expect(execute.status).toBe(413);
     expect((await service.json<{ queries: unknown[] }>('/v1/queries')).body.queries).toHaveLength(1);

@@ -7,8 +7,8 @@ import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { parseQueryId } from './results.js';
 
-/** Text parameter values may be long; SQL bodies longer still (MAX_SQL_CHARS). */
-const MAX_EXECUTE_BODY = 2 * 1024 * 1024;
+/** Parameter values (text values may be long) or SQL (64 KiB at most), with room to spare. */
+const MAX_EXECUTE_BODY = 1024 * 1024;
 
 /**
  * Running queries (DESIGN §5, §10): execute a saved query or ad-hoc SQL, which answers at

@@ -8,8 +8,8 @@ import { methodNotAllowed } from '../method-not-allowed.js';
 import { integerParam, readQueryParams } from '../query-params.js';
 import { parseQueryId } from './results.js';
 
-/** A query body holds at most MAX_SQL_CHARS of SQL, plus parameters and a description. */
-const MAX_QUERY_BODY = 4 * 1024 * 1024;
+/** A query body: SQL (64 KiB at most), parameters and a description, with room to spare. */
+const MAX_QUERY_BODY = 1024 * 1024;
 const DEFAULT_LIST_LIMIT = 50;
 const MAX_LIST_LIMIT = 1_000;
 
