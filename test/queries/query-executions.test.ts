@@ -405,10 +405,36 @@ describe('limits', () => {
   });
 });
 
+describe('execution records', () => {
+  it('a quick run is recorded once, as it completes; one that waits is recorded pending first', async () => {
+    const rows = (id: string) =>
+      service.database.read((session) =>
+        session.all<{ state: string; revision: number }>(
+          'SELECT state, revision FROM _service.executions WHERE execution_id = ? ORDER BY revision',
+          [id],
+        ),
+      );
+    const quick = await executeSql(service, 'SELECT 1');
+    await rowsOf(service, quick);
+    expect(await rows(quick)).toEqual([{ state: 'QUERY_STATE_COMPLETED', revision: 1 }]);
+    const running = await executeSql(service, RUNAWAY_SQL);
+    await executing(service, running);
+    const waiting = await executeSql(service, 'SELECT 2');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await rows(waiting)).toEqual([{ state: 'QUERY_STATE_PENDING', revision: 0 }]);
+    await cancel(running, KEYS.alice);
+    await rowsOf(service, waiting);
+    expect(await rows(waiting)).toEqual([
+      { state: 'QUERY_STATE_PENDING', revision: 0 },
+      { state: 'QUERY_STATE_COMPLETED', revision: 1 },
+    ]);
+  });
+});
+
 describe('executions survive a restart', () => {
   it('keeps owners, parameter sets and privacy; a run cut short by the shutdown reads FAILED', async () => {
     const dataDir = tempDir();
-    let first = await startTestService({}, dataDir);
+    let first = await startTestService({ MAX_RUNNING_QUERIES: '1' }, dataDir);
     await uploadTable(first, 'secret', 'k,v\n1,classified\n', { key: KEYS.bob, isPrivate: true });
     const id = await createQuery(
       first,
@@ -423,6 +449,8 @@ describe('executions survive a restart', () => {
     await rowsOf(first, done, KEYS.bob);
     const cut = await executeSql(first, RUNAWAY_SQL);
     await executing(first, cut);
+    // Queued, and closed before its PENDING record would have been written on its own.
+    const queued = await executeSql(first, 'SELECT 2');
     await first.close();
     first = await startTestService({}, dataDir);
     try {
@@ -431,9 +459,11 @@ describe('executions survive a restart', () => {
       expect(latest.body.result?.rows).toEqual([{ v: 'classified', tag: 'b' }]);
       expect((await first.json(`/v1/query/${id}/results`, { key: KEYS.bob })).status).toBe(404);
       expect((await first.json(`/v1/execution/${done}/results`, { key: KEYS.admin })).status).toBe(404);
-      const status = await finished(first, cut);
-      expect(status.state).toBe('QUERY_STATE_FAILED');
-      expect(status.error?.type).toBe('FAILED_TYPE_SERVICE_RESTARTED');
+      for (const id of [cut, queued]) {
+        const status = await finished(first, id);
+        expect(status.state).toBe('QUERY_STATE_FAILED');
+        expect(status.error?.type).toBe('FAILED_TYPE_SERVICE_RESTARTED');
+      }
       expect((await first.json(`/v1/execution/${cut}/status`, { key: KEYS.bob })).status).toBe(404);
     } finally {
       await first.stop();
