@@ -5,7 +5,7 @@ import { errorHandler } from './error-handler.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { rateLimit } from './rate-limit.js';
 import { requestLog } from './request-log.js';
-import { requestMetrics } from './request-metrics.js';
+import { mountLabel, requestMetrics } from './request-metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
 import { resultRoutes } from './routes/results.js';
@@ -35,8 +35,8 @@ export function createApp(deps: AppDeps): express.Express {
   executionRoutes(api, deps);
   accountRoutes(api, deps);
   tableRoutes(api, deps);
-  app.use(['/v1', '/api/v1'], api);
-  app.use('/settings', settingsPage());
+  app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
+  app.use('/settings', mountLabel('/settings'), settingsPage());
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new ApiError('not_found', `no such path: ${req.method} ${req.path.slice(0, 200)}`));

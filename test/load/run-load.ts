@@ -37,7 +37,7 @@ import { KEYS } from '../support/service.js';
 const MEASURED_REQUESTS = Number(process.env.LOAD_REQUESTS ?? 6_000);
 const PHASES = 4;
 const SAMPLE_EVERY = 50;
-const LIVE_GROWTH_LIMIT_MB = Number(process.env.LIVE_GROWTH_LIMIT_MB ?? 20);
+const LIVE_GROWTH_LIMIT_MB = Number(process.env.LIVE_GROWTH_LIMIT_MB ?? 16);
 const RSS_GROWTH_LIMIT_MB = Number(process.env.RSS_GROWTH_LIMIT_MB ?? 80);
 const DUCKDB_MEMORY_LIMIT_MB = 512;
 const CEILING_SLACK_MB = 150;
