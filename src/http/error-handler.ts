@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { DatabaseClosingError } from '../storage/database.js';
 import { isDiskFull } from '../storage/storage-error.js';
 import { ClientGoneError } from '../tables/body-to-file.js';
 
@@ -25,6 +26,9 @@ function toApiError(error: unknown): ApiError | undefined {
       'the server has no disk space left: nothing of this request was stored; retry once space is freed',
     );
   }
+  // A request still running when shutdown interrupted its statement.
+  if (error instanceof DatabaseClosingError)
+    return new ApiError('unavailable', 'the service is shutting down; retry in a moment');
   // The router decoding a path segment with a broken %-escape (`/v1/query/%FF/results`).
   if (error instanceof URIError && library.status === 400)
     return new ApiError('bad_request', 'the path holds a malformed percent-encoding (%XX)');
