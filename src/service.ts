@@ -10,6 +10,7 @@ import { Executions } from './executions/executions.js';
 import { configuredSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
+import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { ResultRows } from './results/result-rows.js';
@@ -112,6 +113,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   metrics.watchCaches(() => results.caches);
   const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
   const server = http.createServer(app);
+  answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
     if (!socket.writable) return;
