@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { AppDeps } from './app-deps.js';
+import { authFailureLimit } from './auth-failure-limit.js';
 import { errorHandler } from './error-handler.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { rateLimit } from './rate-limit.js';
@@ -29,7 +30,9 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/metrics', metricsEndpoint(deps.metrics));
 
   const api = express.Router({ caseSensitive: true, strict: false });
-  api.use(rateLimit(deps.config.rateLimits, deps.keys));
+  // Identifies the key once for the rate limits and the routes' authenticate().
+  api.use(authFailureLimit(deps.config.authFailureLimit, deps.keys));
+  api.use(rateLimit(deps.config.rateLimits));
   // Results first: they are the hot path, and express tries routes in order.
   resultRoutes(api, deps);
   executionRoutes(api, deps);
