@@ -111,6 +111,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
   );
   metrics.watchCaches(() => results.caches);
+  metrics.watchDatabaseMemory(() => database.memoryBytes());
   const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
   const server = http.createServer(app);
   answerExpectContinue(server, config.maxUploadBytes);

@@ -145,6 +145,20 @@ export class ServiceMetrics {
     });
   }
 
+  /** Reports DuckDB's own memory at each scrape (what DUCKDB_MEMORY_LIMIT bounds). */
+  watchDatabaseMemory(read: () => Promise<number>): void {
+    new Gauge({
+      name: 'duckdb_memory_bytes',
+      help: "Bytes held by DuckDB's buffer manager: table data, buffers of running queries",
+      registers: [this.registry],
+      async collect() {
+        // Unreadable while the database closes: the gauge keeps its last value.
+        const bytes = await read().catch(() => undefined);
+        if (bytes !== undefined) this.set(bytes);
+      },
+    });
+  }
+
   datapointsServed(format: string, count: number): void {
     if (count > 0) this.datapoints.inc({ format }, count);
   }

@@ -298,6 +298,16 @@ export class Database {
     this.instance.closeSync();
   }
 
+  /** Bytes DuckDB's own memory holds now (its buffers, tables in memory, …: duckdb_memory()). */
+  async memoryBytes(): Promise<number> {
+    const [row] = await this.read((session) =>
+      session.all<{ bytes: bigint | null }>(
+        'SELECT sum(memory_usage_bytes)::BIGINT AS bytes FROM duckdb_memory()',
+      ),
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
   /**
    * Interrupts every statement on every connection, writes and the checkpoint included, for
    * a process that exits now: process.exit waits for the threads that run statements.

@@ -197,6 +197,14 @@ describe('GET /metrics', () => {
     expect((await scrape())('result_cache_bytes', { cache: 'answers' })).toBe(held);
   });
 
+  it("reports DuckDB's own memory, which grows with the data it holds", async () => {
+    const before = (await scrape())('duckdb_memory_bytes');
+    expect(before).toBeGreaterThan(0);
+    const rows = Array.from({ length: 200_000 }, (_, i) => `${i},${i * 7},label ${i}`).join('\n');
+    await upload(service, 'memory_hog', `a,b,c\n${rows}\n`);
+    expect((await scrape())('duckdb_memory_bytes')).toBeGreaterThan(before);
+  });
+
   it('keeps the counts of two services in one process apart', async () => {
     const other = await startTestService();
     try {
