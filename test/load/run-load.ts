@@ -38,8 +38,8 @@ import { KEYS } from '../support/service.js';
 const MEASURED_REQUESTS = Number(process.env.LOAD_REQUESTS ?? 6_000);
 const PHASES = 4;
 const SAMPLE_EVERY = 50;
-const LIVE_GROWTH_LIMIT_MB = Number(process.env.LIVE_GROWTH_LIMIT_MB ?? 16);
-const RSS_GROWTH_LIMIT_MB = Number(process.env.RSS_GROWTH_LIMIT_MB ?? 80);
+const LIVE_GROWTH_LIMIT_MB = Number(process.env.LIVE_GROWTH_LIMIT_MB ?? 12);
+const RSS_GROWTH_LIMIT_MB = Number(process.env.RSS_GROWTH_LIMIT_MB ?? 48);
 const DUCKDB_MEMORY_LIMIT_MB = 512;
 const CEILING_SLACK_MB = 150;
 /** The fill gives up past this many reads: the caches' accounting would be broken. */
