@@ -10,6 +10,7 @@ import { Executions } from './executions/executions.js';
 import { configuredSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
+import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { ResultRows } from './results/result-rows.js';
@@ -113,8 +114,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
     { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
   );
+  metrics.watchCaches(() => results.caches);
+  metrics.watchDatabaseMemory(() => database.memoryBytes());
   const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
   const server = http.createServer(app);
+  answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
     if (!socket.writable) return;
