@@ -1,22 +1,20 @@
 /**
  * The only module that knows jsep. jsep's configuration is global, so it is set here once: its
- * JavaScript operators and literals removed, ours added, and one plugin that reads SQL's tokens
- * (strings, quoted names, hex, signed numbers, names) where they stand in the client's text. jsep
- * parses the keyword pass's text, in which every character stands where the client put it, so
- * jsep's indices and our nodes' positions are the client's. The walker turns jsep's loose tree
- * into the closed `FilterSyntax`: it folds NOT, BETWEEN … AND and IN (…) into their predicates,
- * and every node type or shape outside the grammar is an error saying what was expected and where.
+ * JavaScript operators and literals removed, AND and OR added in every spelling (jsep matches
+ * operators case-sensitively), and the comma, so that a stray one reaches the plugin and is
+ * refused rather than skipped. The plugin's `gobble-token` hook reads a whole condition where
+ * jsep wants an operand, from the tokens of the client's text: a predicate (`col op value`,
+ * `BETWEEN … AND …`, `IN (…)`, `IS [NOT] NULL`), NOT and its operand, or a parenthesised
+ * group. jsep parses the client's text (plain spaces for Unicode ones), so its index is the
+ * client's and every position in the tree and in the messages is the client's. jsep builds AND
+ * and OR by precedence; anything else is an error saying what was expected and where.
  */
 import jsep from 'jsep';
 import type { ComparisonOperator, FilterSyntax, LiteralSyntax, NameRef } from './ast.js';
 import { echo, type SourceText } from './errors.js';
-import { prepareForJsep, showOperator, tooDeep } from './keyword-pass.js';
-import { checkText, describeToken, readToken, skipSpaces, type Token, tokenize } from './lexer.js';
-import { MAX_NESTING_DEPTH } from './limits.js';
+import { checkText, describeToken, type Token, tokenize } from './lexer.js';
+import { MAX_LIST_ITEMS, MAX_NESTING_DEPTH } from './limits.js';
 
-const COMPARISONS: readonly string[] = ['=', '!=', '<>', '<', '<=', '>', '>='];
-const LIKES: readonly string[] = ['like', 'not~like', 'ilike', 'not~ilike'];
-const KEYWORDS: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', 'like', 'ilike', 'is', 'between']);
 /**
  * What follows a column in a filter: `)` or an operator with the start of what it takes. A
  * quoted name ends only where this follows (see `readQuotedName`): in `"x\" = 1` the column is `x\`.
@@ -27,65 +25,51 @@ const FOLLOWS_COLUMN = new RegExp(
   'iuy',
 );
 
-/** A token the plugin read, with its place in the client's text. */
-interface TokenNode extends jsep.Expression {
-  type: 'SqlToken';
-  token: Token;
+const KEYWORDS: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', 'like', 'ilike', 'is', 'between']);
+const COMPARISONS: ReadonlySet<string> = new Set(['=', '!=', '<>', '<', '<=', '>', '>=']);
+/** The word operators; all but IS take NOT before them, IS after it. */
+const NEGATABLE: ReadonlySet<string> = new Set(['in', 'like', 'ilike', 'between']);
+const JOIN_HINT = 'join conditions with AND or OR';
+
+/** An operator as the client wrote it: `base` is `=`, `in`, `is`…; `last` its last token. */
+interface Operator {
+  base: string;
+  negated: boolean;
+  shown: string;
+  last: number;
 }
 
-/** Where the token hooks saw the nodes jsep builds itself begin and end: NOT, `( )`, IN lists. */
-interface Located {
-  start?: number;
-  end?: number;
+/** A condition the plugin read, already in the closed syntax. */
+interface ConditionNode extends jsep.Expression {
+  type: 'Condition';
+  syntax: FilterSyntax;
 }
 
-/** The filter being parsed: jsep runs its hooks synchronously, one parse at a time. */
-let parsing: { source: SourceText; eager: boolean; starts: number[] } | undefined;
+const spellings = (word: string): string[] =>
+  [...word].reduce<string[]>((all, c) => all.flatMap((s) => [s + c, s + c.toUpperCase()]), ['']);
 
-// Higher binds tighter: OR < AND < predicates < BETWEEN's AND. jsep binds NOT tightest of all.
+// Higher binds tighter: the comma (always refused) < OR < AND.
 jsep.removeAllBinaryOps();
 jsep.removeAllUnaryOps();
 jsep.removeAllLiterals();
-jsep.addUnaryOp('not');
-jsep.addBinaryOp('or', 1);
-jsep.addBinaryOp('and', 2);
-jsep.addBinaryOp('&', 7);
-for (const operator of [...COMPARISONS, ...LIKES, 'in', 'not~in', 'is', 'is~not', 'between', 'not~between']) {
-  jsep.addBinaryOp(operator, 6);
+jsep.addBinaryOp(',', 1);
+for (const [word, precedence] of [['or', 2] as const, ['and', 3] as const]) {
+  for (const spelling of spellings(word)) {
+    jsep.addBinaryOp(spelling, precedence);
+  }
 }
+
+/** The filter being parsed: jsep runs its hooks synchronously, one parse at a time. */
+let reading: ConditionReader | undefined;
+
 jsep.plugins.register({
-  name: 'sql-tokens',
+  name: 'sql-conditions',
   init() {
-    jsep.hooks.add('gobble-token', readSqlToken);
-    jsep.hooks.add('after-token', function (this: jsep.HookScope, env: { node?: jsep.Expression }) {
-      const start = parsing?.starts.pop();
-      if (env.node && start !== undefined) {
-        Object.assign(env.node, { start, end: this.index } satisfies Located);
-      }
+    jsep.hooks.add('gobble-token', function (this: jsep.HookScope, env: { node?: jsep.Expression }) {
+      env.node = reading?.condition(this);
     });
   },
 });
-
-/** Reads SQL's literals and names at jsep's index; keywords and `(` are jsep's to read. */
-function readSqlToken(this: jsep.HookScope, env: { node?: jsep.Expression }): void {
-  if (parsing === undefined) {
-    return;
-  }
-  const { source, eager, starts } = parsing;
-  starts.push(this.index);
-  if (this.index >= source.text.length) {
-    return;
-  }
-  const token = readToken(source, this.index, FOLLOWS_COLUMN, eager);
-  const word = token.kind === 'word' ? token.text.toLowerCase() : '';
-  if (token.kind !== 'symbol' && !KEYWORDS.has(word)) {
-    this.index = token.end;
-    env.node = { type: 'SqlToken', token } satisfies TokenNode;
-  } else if (starts.length > MAX_NESTING_DEPTH && (word === 'not' || source.text[token.start] === '(')) {
-    // A NOT, `(` or IN list nests in every token being read around it.
-    throw tooDeep(source, this.index);
-  }
-}
 
 /**
  * Parses `filters` into its syntax tree; `eager` ends each quoted name at its first possible end
@@ -101,243 +85,407 @@ export function parseFilterSyntax(source: SourceText, eager = false): FilterSynt
       "for example num_operators > 10 AND avs_name ILIKE 'eigen%'",
     );
   }
-  const input = prepareForJsep(source, tokens);
-  const walker = new Walker(source);
-  let tree: jsep.Expression;
-  parsing = { source, eager, starts: [] };
+  reading = new ConditionReader(source, tokens);
   try {
-    tree = jsep(input.text);
-  } catch (error) {
-    throw walker.jsepError(error);
+    // jsep would skip a leading comma; it skips only plain spaces; and it takes a word operator
+    // only when a character follows it, so `a = 1 and` must end in a space to reach it as AND.
+    if (isSymbol(tokens[0], ',')) {
+      throw reading.expectedCondition(0);
+    }
+    return toSyntax(jsep(`${source.text.replace(/\s/gu, ' ')} `));
   } finally {
-    parsing = undefined;
+    reading = undefined;
   }
-  const syntax = walker.condition(tree);
-  if (input.strayComma !== undefined) {
-    throw source.error(input.strayComma, "expected AND, OR or the end of the condition, found ','");
-  }
-  return syntax;
 }
+
+/** jsep's tree of AND and OR over the plugin's conditions; `a AND b AND c` as one flat list. */
+function toSyntax(node: jsep.Expression): FilterSyntax {
+  if (node.type === 'Condition') {
+    return (node as ConditionNode).syntax;
+  }
+  const kind = (node as jsep.BinaryExpression).operator.toLowerCase() as 'and' | 'or';
+  const operands: jsep.Expression[] = [];
+  for (const pending = [node]; pending.length > 0; ) {
+    const next = pending.pop() as jsep.BinaryExpression;
+    if (next.type === 'BinaryExpression' && next.operator.toLowerCase() === kind) {
+      pending.push(next.right, next.left);
+    } else {
+      operands.push(next);
+    }
+  }
+  return { kind, operands: operands.map(toSyntax) };
+}
+
+const isSymbol = (token: Token | undefined, text: string): boolean =>
+  token?.kind === 'symbol' && token.text === text;
+
+/** A column name, as opposed to a literal or a keyword. */
+const isName = (token: Token): boolean =>
+  token.kind === 'quoted-name' ||
+  (token.kind === 'word' &&
+    !KEYWORDS.has(token.text.toLowerCase()) &&
+    !/^(?:true|false|null)$/i.test(token.text));
 
 /** Keywords as they are, symbols quoted: `AND`, `'='`. */
 const quote = (shown: string): string => (/^[A-Z ]+$/.test(shown) ? shown : `'${shown}'`);
-const JOIN_HINT = 'join conditions with AND or OR';
 
-/** Walks jsep's tree into `FilterSyntax`, which has a place for nothing outside the grammar. */
-class Walker {
-  constructor(private readonly source: SourceText) {}
+/** Reads conditions from the client's tokens where jsep asks for an operand. */
+class ConditionReader {
+  /** Token indices by where they start in the text: jsep's index is the client's. */
+  private readonly at: Map<number, number>;
+  /** Where each open `(` stands, and how many `(` and NOT the reader is inside. */
+  private readonly groups: number[] = [];
+  private depth = 0;
 
-  condition(node: jsep.Expression): FilterSyntax {
-    switch (node.type) {
-      case 'BinaryExpression':
-        return this.binary(node as jsep.BinaryExpression);
-      case 'UnaryExpression':
-        return { kind: 'not', operand: this.condition((node as jsep.UnaryExpression).argument) };
-      case 'Compound':
-      case 'SequenceExpression': {
-        const parts = (node as jsep.Compound).body ?? (node as jsep.SequenceExpression).expressions;
-        const first = parts[0] as jsep.Expression;
-        this.condition(first); // its errors come first in the text
-        const at = skipSpaces(this.source.text, this.end(first));
-        throw this.source.error(at, `expected AND, OR or the end of the condition, found ${this.found(at)}`);
-      }
-      case 'SqlToken': {
-        const { token } = node as TokenNode;
-        const text = echo(this.text(token), '');
-        throw isName(token)
-          ? this.source.error(
-              token.end,
-              `expected an operator after column ${text}`,
-              "for example = 1, IN (1, 2), LIKE 'a%' or IS NULL",
-            )
-          : this.source.error(
-              token.start,
-              `expected a condition, found the value ${text}`,
-              'write column operator value, for example num_operators > 10',
-            );
-      }
-      default:
-        throw this.unexpected(node);
-    }
+  constructor(
+    private readonly source: SourceText,
+    private readonly tokens: readonly Token[],
+  ) {
+    this.at = new Map(tokens.map((token, k) => [token.start, k]));
   }
 
-  private binary(node: jsep.BinaryExpression): FilterSyntax {
-    const { operator } = node;
-    if (operator === 'and' || operator === 'or') {
-      return { kind: operator, operands: flatten(node, operator).map((operand) => this.condition(operand)) };
+  /** The `gobble-token` hook: the condition at jsep's index, which ends where jsep goes on. */
+  condition(scope: jsep.HookScope): jsep.Expression {
+    const k = this.at.get(scope.index) ?? this.tokens.length;
+    const token = this.tokens[k];
+    const previous = this.tokens[k - 1];
+    if (previous !== undefined && !this.opensCondition(k - 1)) {
+      throw this.afterCondition(k); // jsep found no AND or OR after a complete condition
     }
-    // jsep reads `NOT a = 1` as `(NOT a) = 1`, but SQL's NOT takes the whole predicate. A NOT
-    // that the client put in parentheses with the column stays, and is refused as a column.
-    let column = node.left;
-    let nots = 0;
-    for (; column.type === 'UnaryExpression' && this.source.text[this.start(column)] !== '('; nots++) {
-      column = (column as jsep.UnaryExpression).argument;
+    if (isSymbol(previous, ',') && (token === undefined || this.startsCondition(k))) {
+      throw this.afterCondition(k - 1);
     }
-    let predicate = this.predicate(operator, column, node.right);
-    for (; nots > 0; nots--) {
-      predicate = { kind: 'not', operand: predicate };
+    if (token === undefined || !this.startsCondition(k)) {
+      throw this.expectedCondition(k);
     }
-    return predicate;
+    if (token.kind === 'word' && token.text.toLowerCase() === 'not') {
+      this.enter(token.start);
+      scope.index = token.end;
+      const operand = toSyntax(scope.gobbleToken() as jsep.Expression);
+      this.depth--;
+      return { type: 'Condition', syntax: { kind: 'not', operand } };
+    }
+    const operand = this.unwrap(k);
+    if (operand === undefined) {
+      return this.group(scope, token);
+    }
+    const [syntax, next] = this.predicate(...operand);
+    scope.index = (this.tokens[next - 1] as Token).end;
+    return { type: 'Condition', syntax };
   }
 
-  private predicate(operator: string, left: jsep.Expression, right: jsep.Expression): FilterSyntax {
-    const operatorText = showOperator(operator);
-    const shared = { operatorText, column: this.column(left, operatorText) };
-    const negated = operator.startsWith('not~') || operator === 'is~not';
-    if (COMPARISONS.includes(operator)) {
-      const comparison = (operator === '!=' ? '<>' : operator) as ComparisonOperator;
-      return { kind: 'compare', operator: comparison, ...shared, value: this.literal(right, operatorText) };
+  /** A parenthesised condition is jsep's node for what is inside, as in jsep's own groups. */
+  private group(scope: jsep.HookScope, open: Token): jsep.Expression {
+    this.enter(open.start);
+    this.groups.push(open.start);
+    scope.index = open.end;
+    const inner = scope.gobbleExpression();
+    const k = this.at.get(scope.index) ?? this.tokens.length;
+    const close = this.tokens[k];
+    if (close === undefined) {
+      throw this.unclosed(open.start);
     }
-    if (LIKES.includes(operator)) {
-      const caseInsensitive = operator.endsWith('ilike');
-      return {
-        kind: 'like',
-        negated,
-        caseInsensitive,
-        ...shared,
-        pattern: this.literal(right, operatorText),
-      };
+    if (!isSymbol(close, ')')) {
+      throw this.afterCondition(k);
     }
-    if (operator.endsWith('in') && right.type === 'ArrayExpression') {
-      const values = (right as jsep.ArrayExpression).elements.map((v) =>
-        this.literal(v ?? right, operatorText),
-      );
-      return { kind: 'in', negated, ...shared, values };
-    }
-    if (operator.startsWith('is')) {
-      return { kind: 'is-null', negated, column: shared.column }; // the keyword pass lets IS through only before NULL
-    }
-    const bounds = right as jsep.BinaryExpression;
-    if (operator.endsWith('between') && bounds.operator === '&') {
-      const [low, high] = [this.literal(bounds.left, operatorText), this.literal(bounds.right, 'AND')];
-      return { kind: 'between', negated, ...shared, low, high };
-    }
-    throw this.expectedAfter(operator, this.start(right));
+    scope.index = close.end;
+    this.groups.pop();
+    this.depth--;
+    return inner;
   }
 
-  private column(node: jsep.Expression, shown: string): NameRef {
-    const { token } = node as TokenNode;
-    if (node.type === 'BinaryExpression' || node.type === 'UnaryExpression') {
-      const at = skipSpaces(this.source.text, this.end(node));
-      throw this.source.error(at, `unexpected ${quote(shown)} after a complete condition`, JOIN_HINT);
-    }
-    if (node.type !== 'SqlToken') {
-      throw this.unexpected(node, `expected a column name before ${quote(shown)}`);
-    }
+  /**
+   * The column at token `k`, its operator at `after` (past the parentheses around the column) and
+   * what the operator takes; returns the index after them.
+   */
+  private predicate(k: number, after: number): [FilterSyntax, number] {
+    const token = this.tokens[k] as Token;
+    const operator = this.operatorAt(after);
+    const text = echo(this.text(token), '');
     if (!isName(token)) {
-      const found = `found the value ${echo(this.text(token), '')}`;
-      const hint = 'the column comes first: num_operators > 10';
-      throw this.source.error(token.start, `expected a column name before ${quote(shown)}, ${found}`, hint);
+      throw operator === undefined
+        ? this.error(
+            k,
+            `expected a condition, found the value ${text}`,
+            'write column operator value, for example num_operators > 10',
+          )
+        : this.error(
+            k,
+            `expected a column name before ${quote(operator.shown)}, found the value ${text}`,
+            'the column comes first: num_operators > 10',
+          );
     }
-    return {
-      name: token.kind === 'quoted-name' ? token.name : this.text(token),
-      start: token.start,
-      end: token.end,
-    };
+    this.refuseCallOrMember(k);
+    if (operator === undefined) {
+      if (this.word(after) === 'not') {
+        throw this.error(after, 'expected IN, LIKE, ILIKE or BETWEEN after NOT');
+      }
+      this.refuseUnclosedAtEnd(after);
+      const hint = "for example = 1, IN (1, 2), LIKE 'a%' or IS NULL";
+      throw this.source.error(token.end, `expected an operator after column ${text}`, hint);
+    }
+    const name = token.kind === 'quoted-name' ? token.name : this.text(token);
+    const column: NameRef = { name, start: token.start, end: token.end };
+    const { base, negated, shown: operatorText } = operator;
+    const j = operator.last + 1;
+    switch (base) {
+      case 'is':
+        if (this.word(j) !== 'null') {
+          throw this.error(j, `expected ${negated ? 'NULL' : 'NULL or NOT NULL'} after ${operatorText}`);
+        }
+        return [{ kind: 'is-null', negated, column }, j + 1];
+      case 'in':
+        return this.list({ kind: 'in', negated, operatorText, column, values: [] }, j);
+      case 'between': {
+        const [low, and] = this.value(j, operatorText);
+        if (this.word(and) !== 'and') {
+          throw this.error(and, 'expected AND to complete BETWEEN … AND …');
+        }
+        const [high, next] = this.value(and + 1, 'AND');
+        return [{ kind: 'between', negated, operatorText, column, low, high }, next];
+      }
+      case 'like':
+      case 'ilike': {
+        const [pattern, next] = this.value(j, operatorText);
+        return [
+          { kind: 'like', negated, caseInsensitive: base === 'ilike', operatorText, column, pattern },
+          next,
+        ];
+      }
+      default: {
+        const comparison = (base === '!=' ? '<>' : base) as ComparisonOperator;
+        const [value, next] = this.value(j, operatorText);
+        return [{ kind: 'compare', operator: comparison, operatorText, column, value }, next];
+      }
+    }
   }
 
-  private literal(node: jsep.Expression, shown: string): LiteralSyntax {
-    if (node.type !== 'SqlToken') {
-      throw this.unexpected(node, `expected a value after ${quote(shown)}`);
+  /** An IN list's `( value, … )` from token `j`, into `syntax.values`. */
+  private list(syntax: Extract<FilterSyntax, { kind: 'in' }>, j: number): [FilterSyntax, number] {
+    const open = this.tokens[j];
+    if (!isSymbol(open, '(')) {
+      throw this.error(j, `expected '(' after ${syntax.operatorText}`, 'write a list: col IN (1, 2)');
     }
-    const { token } = node as TokenNode;
-    const { start, end } = token;
-    const word = token.kind === 'word' ? token.text.toLowerCase() : undefined;
-    if (token.kind === 'string' || token.kind === 'number' || token.kind === 'hex') {
-      return token; // the same shape
+    if (this.depth >= MAX_NESTING_DEPTH) {
+      throw this.tooDeep((open as Token).start);
     }
-    if (word === 'true' || word === 'false' || word === 'null') {
-      return word === 'null'
-        ? { kind: 'null', start, end }
-        : { kind: 'boolean', value: word === 'true', start, end };
+    for (let k = j + 1; ; ) {
+      const item = this.tokens[k];
+      if (item === undefined) {
+        throw this.unclosed((open as Token).start);
+      }
+      if (isSymbol(item, ')') || isSymbol(item, ',')) {
+        throw syntax.values.length === 0 && isSymbol(item, ')')
+          ? this.error(k, 'empty IN list', 'write at least one value: col IN (1)')
+          : this.error(k, `expected a value ${isSymbol(item, ')') ? 'after' : 'before'} ','`);
+      }
+      const [value, next] = this.value(k, syntax.operatorText);
+      syntax.values.push(value);
+      const separator = this.tokens[next];
+      if (isSymbol(separator, ')')) {
+        return [syntax, next + 1];
+      }
+      if (separator === undefined) {
+        throw this.unclosed((open as Token).start);
+      }
+      if (!isSymbol(separator, ',')) {
+        throw this.error(next, `expected ',' or ')' in the IN list, found ${this.found(next)}`);
+      }
+      if (syntax.values.length >= MAX_LIST_ITEMS) {
+        throw this.error(next + 1, `IN list longer than ${MAX_LIST_ITEMS} items`);
+      }
+      k = next + 1;
     }
+  }
+
+  /** The literal at token `j`, perhaps in parentheses, which the operator `shown` takes; and the index after it. */
+  private value(j: number, shown: string): [LiteralSyntax, number] {
+    const [k, next] = this.unwrap(j) ?? [j, j];
+    const token = this.tokens[k];
+    const word = this.word(k);
+    if (token?.kind === 'string' || token?.kind === 'number' || token?.kind === 'hex') {
+      return [token, next]; // the same shape
+    }
+    if (token !== undefined && (word === 'true' || word === 'false' || word === 'null')) {
+      const { start, end } = token;
+      const literal: LiteralSyntax =
+        word === 'null'
+          ? { kind: 'null', start, end }
+          : { kind: 'boolean', value: word === 'true', start, end };
+      return [literal, next];
+    }
+    if (token === undefined || next === j) {
+      throw this.expected(j, 'a value', quote(shown));
+    }
+    this.refuseCallOrMember(k);
     const name = this.text(token);
-    throw this.source.error(
-      start,
+    throw this.error(
+      k,
       `expected a value after ${quote(shown)}, found the column ${echo(name, '')}`,
       `comparing two columns is not supported; to compare with text, quote it: '${name.replaceAll("'", "''")}'`,
     );
   }
 
-  /** jsep's own errors, in the language's words; jsep's index is the client's. */
-  jsepError(error: unknown): Error {
-    const { index, description } = error as { index?: unknown; description?: unknown };
-    if (typeof index !== 'number' || typeof description !== 'string') {
-      return error instanceof Error ? error : new Error(String(error));
+  /** The operator at token `k`, of one or two words (`NOT IN`, `IS NOT`), if there is one. */
+  private operatorAt(k: number): Operator | undefined {
+    const token = this.tokens[k];
+    if (token?.kind === 'symbol') {
+      return COMPARISONS.has(token.text)
+        ? { base: token.text, negated: false, shown: token.text, last: k }
+        : undefined;
     }
-    const after = /^Expected expression after (.+)$/.exec(description)?.[1];
-    if (after !== undefined || description === 'missing unaryOp argument') {
-      return this.expectedAfter(after ?? 'not', index);
+    const [word = '', next = ''] = [this.word(k), this.word(k + 1)];
+    const negated = (word === 'not' && NEGATABLE.has(next)) || (word === 'is' && next === 'not');
+    if (!negated && word !== 'is' && !NEGATABLE.has(word)) {
+      return undefined;
     }
-    return this.unexpectedAt(index);
+    const shown = (negated ? `${word} ${next}` : word).toUpperCase();
+    return { base: word === 'not' ? next : word, negated, shown, last: negated ? k + 1 : k };
   }
 
-  /** What an operator wants on its right, missing at `at`. */
-  private expectedAfter(operator: string, at: number): Error {
-    const wanted = operator === 'and' || operator === 'or' || operator === 'not' ? 'a condition' : 'a value';
-    return this.source.error(at, `expected ${wanted} after ${quote(showOperator(operator))}`);
-  }
-
-  /** The error for a node that no position of the grammar accepts. */
-  private unexpected(node: jsep.Expression, expected?: string): Error {
-    return this.unexpectedAt(this.start(node), expected);
-  }
-
-  private unexpectedAt(at: number, expected?: string): Error {
-    const found = this.found(at);
-    if (expected !== undefined) {
-      return this.source.error(at, `${expected}, found ${found}`);
+  /**
+   * A column or value at token `k` in as many parentheses as close right after it (`((1))`): the
+   * index of the token inside, and the index after the last `)`; undefined if `k` is not one.
+   */
+  private unwrap(k: number): [number, number] | undefined {
+    let inner = k;
+    while (isSymbol(this.tokens[inner], '(')) {
+      inner++;
     }
-    return this.source.error(
-      at,
-      found === 'the end' ? 'unexpected end of the filter' : `unexpected ${found}`,
+    const token = this.tokens[inner];
+    const levels = inner - k;
+    if (token === undefined || token.kind === 'symbol' || KEYWORDS.has(this.word(inner) ?? '')) {
+      return undefined;
+    }
+    for (let level = 0; level < levels; level++) {
+      if (!isSymbol(this.tokens[inner + 1 + level], ')')) {
+        return undefined;
+      }
+    }
+    if (this.depth + levels > MAX_NESTING_DEPTH) {
+      throw this.tooDeep((this.tokens[k + MAX_NESTING_DEPTH - this.depth] as Token).start);
+    }
+    return [inner, inner + 1 + levels];
+  }
+
+  /** Whether a condition may begin just after token `k`. */
+  private opensCondition(k: number): boolean {
+    const word = this.word(k);
+    return (
+      word === 'and' ||
+      word === 'or' ||
+      word === 'not' ||
+      isSymbol(this.tokens[k], '(') ||
+      isSymbol(this.tokens[k], ',')
     );
   }
 
-  /** What stands at `at`, for a message: a keyword as a word, anything else quoted. */
-  private found(at: number): string {
-    if (at >= this.source.text.length) {
-      return 'the end';
+  /** Whether token `k` can begin a condition: a name or value (the predicate says which), NOT or `(`. */
+  private startsCondition(k: number): boolean {
+    const token = this.tokens[k];
+    const word = this.word(k);
+    return (
+      token !== undefined &&
+      this.operatorAt(k) === undefined &&
+      (token.kind === 'symbol' ? token.text === '(' : word === 'not' || !KEYWORDS.has(word ?? ''))
+    );
+  }
+
+  /** Token `k` stands where a condition must begin, and cannot. */
+  expectedCondition(k: number): Error {
+    if (isSymbol(this.tokens[k - 1], '(') && isSymbol(this.tokens[k], ')')) {
+      return this.error(k, "expected a condition inside '( )'");
     }
-    const token = readToken(this.source, at, FOLLOWS_COLUMN);
-    const word = token.kind === 'word' ? token.text.toLowerCase() : '';
-    return KEYWORDS.has(word) ? word.toUpperCase() : describeToken(this.source, token);
+    const wanted = this.operatorAt(k) === undefined ? 'a condition' : 'a column name';
+    return this.expected(k, wanted, k === 0 ? undefined : this.found(k - 1));
   }
 
-  /** Where a node starts: its own place, or for an operation jsep built, its left operand's. */
-  private start(node: jsep.Expression): number {
-    const { token } = node as TokenNode;
-    return token?.start ?? (node as Located).start ?? this.start((node as jsep.BinaryExpression).left);
+  /** Token `k` follows a complete condition, where only AND, OR, `)` or the end may. */
+  private afterCondition(k: number): Error {
+    const operator = this.operatorAt(k);
+    if (isSymbol(this.tokens[k], ')')) {
+      return this.error(k, "unexpected ')' without a matching '('");
+    }
+    if (isSymbol(this.tokens[k], '(')) {
+      return this.error(k, "unexpected '('", JOIN_HINT);
+    }
+    if (operator !== undefined) {
+      return this.error(k, `unexpected ${quote(operator.shown)} after a complete condition`, JOIN_HINT);
+    }
+    if (this.word(k) === 'not') {
+      return this.error(k, 'expected IN, LIKE, ILIKE or BETWEEN after NOT');
+    }
+    return this.error(k, `expected AND, OR or the end of the condition, found ${this.found(k)}`);
   }
 
-  private end(node: jsep.Expression): number {
-    const { token } = node as TokenNode;
-    return token?.end ?? (node as Located).end ?? this.end((node as jsep.BinaryExpression).right);
+  /** `wanted` is missing at token `k` (perhaps the end), after what the client wrote. */
+  private expected(k: number, wanted: string, after: string | undefined): Error {
+    this.refuseUnclosedAtEnd(k);
+    const found = k < this.tokens.length ? `, found ${this.found(k)}` : '';
+    return this.error(k, `expected ${wanted}${after === undefined ? '' : ` after ${after}`}${found}`);
+  }
+
+  /** At the end of the text, an unclosed `(` is the first thing wrong. */
+  private refuseUnclosedAtEnd(k: number): void {
+    const open = this.groups.at(-1);
+    if (k >= this.tokens.length && open !== undefined) {
+      throw this.unclosed(open);
+    }
+  }
+
+  /** After a name, `(` would make a call and `.` a member access: say so. */
+  private refuseCallOrMember(k: number): void {
+    const [token, next] = [this.tokens[k] as Token, this.tokens[k + 1]];
+    if (isSymbol(next, '(')) {
+      const call = `function calls are not supported: ${echo(this.text(token), '')}(…)`;
+      throw this.error(k, call, 'compare a column with a value: col = 1');
+    }
+    if (isSymbol(next, '.')) {
+      const hint = 'double-quote a column name that contains a dot: "a.b"';
+      throw this.error(k + 1, "unexpected '.': member access is not supported", hint);
+    }
+  }
+
+  /** Each `(` and each NOT nests: bound the depth before jsep's recursion grows. */
+  private enter(at: number): void {
+    if (++this.depth > MAX_NESTING_DEPTH) {
+      throw this.tooDeep(at);
+    }
+  }
+
+  private tooDeep(at: number): Error {
+    return this.source.error(
+      at,
+      `nesting deeper than ${MAX_NESTING_DEPTH} levels`,
+      'count each ( and each NOT',
+    );
+  }
+
+  private unclosed(at: number): Error {
+    return this.source.error(at, "unclosed '('", "expected ')'");
+  }
+
+  /** What stands at token `k`, for a message: an operator or keyword as a word, anything else quoted. */
+  private found(k: number): string {
+    const word = this.word(k) ?? '';
+    const operator = this.operatorAt(k);
+    if (operator !== undefined) {
+      return quote(operator.shown);
+    }
+    return KEYWORDS.has(word) ? word.toUpperCase() : describeToken(this.source, this.tokens[k]);
+  }
+
+  private word(k: number): string | undefined {
+    const token = this.tokens[k];
+    return token?.kind === 'word' ? token.text.toLowerCase() : undefined;
   }
 
   private text(token: Token): string {
     return this.source.text.slice(token.start, token.end);
   }
-}
 
-/** `a AND b AND c` arrives nested; one flat list keeps later stages shallow. */
-function flatten(node: jsep.Expression, operator: string): jsep.Expression[] {
-  const operands: jsep.Expression[] = [];
-  const pending: jsep.Expression[] = [node];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const binary = next as jsep.BinaryExpression;
-    if (next.type === 'BinaryExpression' && binary.operator === operator) {
-      pending.push(binary.right, binary.left);
-    } else {
-      operands.push(next);
-    }
+  /** An error at token `k`, or at the end of the text. */
+  private error(k: number, detail: string, hint?: string): Error {
+    return this.source.error(this.tokens[k]?.start ?? this.source.text.length, detail, hint);
   }
-  return operands;
-}
-
-/** A column name, as opposed to a literal; TRUE, FALSE and NULL are words but not names. */
-function isName(token: Token): boolean {
-  return (
-    token.kind === 'quoted-name' || (token.kind === 'word' && !/^(?:true|false|null)$/i.test(token.text))
-  );
 }
