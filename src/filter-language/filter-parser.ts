@@ -1,13 +1,11 @@
 /**
- * The only module that knows jsep. jsep's configuration is global, so it is set here once: its
- * JavaScript operators and literals removed; AND and OR added in every spelling, since jsep
- * matches operators case-sensitively; and the comma, so that a stray one reaches the plugin to
- * be refused rather than skipped. The plugin's `gobble-token` hook reads a whole condition where
- * jsep wants an operand, from the lexer's tokens: a predicate (`col op value`, `BETWEEN … AND …`,
- * `IN (…)`, `IS [NOT] NULL`), NOT and its operand, or a parenthesised group. jsep reads the
- * client's text itself (Unicode spaces made plain), so its index and every position are the
- * client's. jsep builds AND and OR by precedence; anything else is an error at the first thing
- * wrong in reading order, saying what was expected there.
+ * The only module that knows jsep, whose configuration is global: its JavaScript operators and
+ * literals removed; AND and OR added in every spelling (it matches case-sensitively); and the
+ * comma, so that a stray one reaches the plugin to be refused, not skipped. The plugin's
+ * `gobble-token` hook reads, from the lexer's tokens, a whole condition where jsep wants an
+ * operand: a predicate, NOT and its operand, or a group. jsep reads the client's text (Unicode
+ * spaces made plain), so every index is the client's. jsep builds AND and OR by precedence;
+ * anything else is an error at the first thing wrong in reading order, saying what was expected.
  */
 import jsep from 'jsep';
 import type { ComparisonOperator, FilterSyntax, LiteralSyntax } from './ast.js';
@@ -72,15 +70,13 @@ export function parseFilterSyntax(source: SourceText, eager = false): FilterSynt
   const example = "for example num_operators > 10 AND avs_name ILIKE 'eigen%'";
   if (tokens.length === 0) throw source.error(0, 'expected a condition', example);
   const dot = tokens.find((token) => token.kind === 'symbol' && token.text === '.');
-  if (dot !== undefined) {
-    const hint = 'double-quote a column name that contains a dot: "a.b"';
-    throw source.error(dot.start, "unexpected '.': member access is not supported", hint);
-  }
+  const hint = 'double-quote a column name that contains a dot: "a.b"';
+  if (dot) throw source.error(dot.start, "unexpected '.': member access is not supported", hint);
   reading = new ConditionReader(source, tokens);
   try {
     // jsep would skip a comma at the very start; and it takes a word operator only when a
     // character follows it, so `a = 1 and` must end in a space to reach it as AND.
-    if (tokens[0]?.kind === 'symbol' && tokens[0].text === ',') throw reading.expectedCondition(0);
+    if (reading.kinds[0] === ',') throw reading.expectedCondition(0);
     return toSyntax(jsep(`${source.text.replace(/\s/gu, ' ')} `));
   } finally {
     reading = undefined;
@@ -91,29 +87,23 @@ export function parseFilterSyntax(source: SourceText, eager = false): FilterSynt
 function toSyntax(node: jsep.Expression): FilterSyntax {
   if (node.type === 'Condition') return (node as ConditionNode).syntax;
   const kind = (node as jsep.BinaryExpression).operator.toLowerCase() as 'and' | 'or';
-  const operands: jsep.Expression[] = [];
-  for (const pending = [node]; pending.length > 0; ) {
-    const next = pending.pop() as jsep.BinaryExpression;
-    if (next.type === 'BinaryExpression' && next.operator.toLowerCase() === kind) {
-      pending.push(next.right, next.left);
-    } else {
-      operands.push(next);
-    }
-  }
-  return { kind, operands: operands.map(toSyntax) };
+  const operands: FilterSyntax[] = [];
+  const gather = (part: jsep.Expression): void => {
+    const { operator, left, right } = part as jsep.BinaryExpression;
+    if (operator?.toLowerCase() === kind) [left, right].forEach(gather);
+    else operands.push(toSyntax(part));
+  };
+  gather(node);
+  return { kind, operands };
 }
 
-/** A token's part in the grammar: `name`, `value`, `null`, a keyword, a symbol, or `end`. */
-function kindOf(token: Token | undefined): string {
-  if (token === undefined) return 'end';
+/** A token's part in the grammar: `name`, `value`, `null`, a keyword or a symbol. */
+function kindOf(token: Token): string {
   if (token.kind === 'symbol') return token.text;
   if (token.kind !== 'word') return token.kind === 'quoted-name' ? 'name' : 'value';
   const word = token.text.toLowerCase();
-  return KEYWORDS.has(word) || word === 'null'
-    ? word
-    : word === 'true' || word === 'false'
-      ? 'value'
-      : 'name';
+  if (word === 'true' || word === 'false') return 'value';
+  return KEYWORDS.has(word) || word === 'null' ? word : 'name';
 }
 
 /** Keywords as they are, symbols quoted: `AND`, `'='`. */
@@ -123,7 +113,7 @@ const quote = (shown: string): string => (/^[A-Z ]+$/.test(shown) ? shown : `'${
 class ConditionReader {
   /** Token indices by where they start in the text: jsep's index is the client's. */
   private readonly at: Map<number, number>;
-  private readonly kinds: string[];
+  readonly kinds: string[];
   /** The open groups' `(` tokens, and how many `(` and NOT the reader is inside. */
   private readonly groups: number[] = [];
   private depth = 0;
@@ -176,31 +166,21 @@ class ConditionReader {
     const operator = this.operatorAt(after);
     const shown = echo(this.text(k), '');
     if (this.kind(k) !== 'name') {
-      const hint = 'the column comes first: num_operators > 10';
-      if (operator === undefined) {
-        const example = 'write column operator value, for example num_operators > 10';
-        throw this.error(k, `expected a condition, found the value ${shown}`, example);
-      }
-      throw this.error(
-        k,
-        `expected a column name before ${quote(operator.shown)}, found the value ${shown}`,
-        hint,
-      );
+      const [wanted, hint] = operator
+        ? [`a column name before ${quote(operator.shown)}`, 'the column comes first: num_operators > 10']
+        : ['a condition', 'write column operator value, for example num_operators > 10'];
+      throw this.error(k, `expected ${wanted}, found the value ${shown}`, hint);
     }
     this.refuseCall(k);
     if (operator === undefined) {
-      if (this.kind(after) === 'not')
-        throw this.error(after, 'expected IN, LIKE, ILIKE or BETWEEN after NOT');
+      if (this.kind(after) === 'not') throw this.afterCondition(after);
       this.refuseUnclosedAtEnd(after);
       const hint = "for example = 1, IN (1, 2), LIKE 'a%' or IS NULL";
       throw this.source.error(this.end(k), `expected an operator after column ${shown}`, hint);
     }
     const token = this.tokens[k] as Token;
-    const column = {
-      name: token.kind === 'quoted-name' ? token.name : this.text(k),
-      start: token.start,
-      end: token.end,
-    };
+    const { start, end } = token;
+    const column = { name: token.kind === 'quoted-name' ? token.name : this.text(k), start, end };
     const { base, negated, shown: operatorText } = operator;
     const j = operator.last + 1;
     if (base === 'is') {
@@ -231,20 +211,19 @@ class ConditionReader {
     for (let k = j + 1; ; ) {
       const item = this.kind(k);
       if (item === 'end') throw this.unclosed(j);
-      if (item === ')' && syntax.values.length === 0) {
-        throw this.error(k, 'empty IN list', 'write at least one value: col IN (1)');
-      }
-      if (item === ')' || item === ',')
-        throw this.error(k, `expected a value ${item === ')' ? 'after' : 'before'} ','`);
+      const empty = item === ')' && syntax.values.length === 0;
+      if (empty) throw this.error(k, 'empty IN list', 'write at least one value: col IN (1)');
+      const wanted = `expected a value ${item === ')' ? 'after' : 'before'} ','`;
+      if (item === ')' || item === ',') throw this.error(k, wanted);
       const [value, next] = this.value(k, syntax.operatorText);
       syntax.values.push(value);
       const separator = this.kind(next);
       if (separator === ')') return [syntax, next + 1];
       if (separator === 'end') throw this.unclosed(j);
-      if (separator !== ',')
-        throw this.error(next, `expected ',' or ')' in the IN list, found ${this.found(next)}`);
-      if (syntax.values.length >= MAX_LIST_ITEMS)
-        throw this.error(next + 1, `IN list longer than ${MAX_LIST_ITEMS} items`);
+      const found = `expected ',' or ')' in the IN list, found ${this.found(next)}`;
+      if (separator !== ',') throw this.error(next, found);
+      const tooLong = `IN list longer than ${MAX_LIST_ITEMS} items`;
+      if (syntax.values.length >= MAX_LIST_ITEMS) throw this.error(next + 1, tooLong);
       k = next + 1;
     }
   }
@@ -274,9 +253,7 @@ class ConditionReader {
     while (this.kind(inner) === '(') inner++;
     const levels = inner - k;
     if (!['name', 'value', 'null'].includes(this.kind(inner))) return undefined;
-    for (let level = 1; level <= levels; level++) {
-      if (this.kind(inner + level) !== ')') return undefined;
-    }
+    if (this.kinds.slice(inner + 1, inner + 1 + levels).join('') !== ')'.repeat(levels)) return undefined;
     if (this.depth + levels > MAX_NESTING_DEPTH) throw this.tooDeep(k + MAX_NESTING_DEPTH - this.depth);
     return [inner, inner + 1 + levels];
   }
@@ -292,16 +269,14 @@ class ConditionReader {
 
   /** Whether token `k` can begin a condition: a name or value (the predicate says which), NOT or `(`. */
   private startsCondition(k: number): boolean {
-    const kind = this.kind(k);
-    return (
-      ['name', 'value', 'null', '('].includes(kind) || (kind === 'not' && this.operatorAt(k) === undefined)
-    );
+    const not = this.kind(k) === 'not' && this.operatorAt(k) === undefined;
+    return not || ['name', 'value', 'null', '('].includes(this.kind(k));
   }
 
   /** Token `k` stands where a condition must begin, and cannot. */
   expectedCondition(k: number): Error {
-    if (this.kind(k - 1) === '(' && this.kind(k) === ')')
-      return this.error(k, "expected a condition inside '( )'");
+    const empty = this.kind(k - 1) === '(' && this.kind(k) === ')';
+    if (empty) return this.error(k, "expected a condition inside '( )'");
     const wanted = this.operatorAt(k) === undefined ? 'a condition' : 'a column name';
     return this.expected(k, wanted, k === 0 ? undefined : this.found(k - 1));
   }
@@ -353,11 +328,9 @@ class ConditionReader {
 
   /** What stands at token `k`, for a message: an operator or keyword as a word, anything else quoted. */
   private found(k: number): string {
-    const operator = this.operatorAt(k);
+    const [operator, kind] = [this.operatorAt(k), this.kind(k)];
     if (operator !== undefined) return quote(operator.shown);
-    return KEYWORDS.has(this.kind(k))
-      ? this.kind(k).toUpperCase()
-      : describeToken(this.source, this.tokens[k]);
+    return KEYWORDS.has(kind) ? kind.toUpperCase() : describeToken(this.source, this.tokens[k]);
   }
 
   private kind(k: number): string {
