@@ -30,9 +30,8 @@ const OPERATORS: ReadonlySet<string> = new Set(['=', '!=', '<>', '<', '<=', '>',
 /** What may stand just before a condition. */
 const OPENERS: ReadonlySet<string> = new Set(['and', 'or', 'not', '(', ',']);
 const JOIN_HINT = 'join conditions with AND or OR';
-
-/** An operator of one or two words (`NOT IN`, `IS NOT`) as the client wrote it; `last` is its last token. */
-type Operator = { base: string; negated: boolean; shown: string; last: number };
+const TOO_DEEP = [`nesting deeper than ${MAX_NESTING_DEPTH} levels`, 'count each ( and each NOT'] as const;
+const UNCLOSED = ["unclosed '('", "expected ')'"] as const;
 
 /** A condition the plugin read, already in the closed syntax. */
 type ConditionNode = jsep.Expression & { type: 'Condition'; syntax: FilterSyntax };
@@ -51,14 +50,11 @@ for (const spelling of spellings('and')) jsep.addBinaryOp(spelling, 3);
 /** The filter being parsed: jsep runs its hooks synchronously, one parse at a time. */
 let reading: ConditionReader | undefined;
 
-jsep.plugins.register({
-  name: 'sql-conditions',
-  init() {
-    jsep.hooks.add('gobble-token', function (this: jsep.HookScope, env: { node?: jsep.Expression }) {
-      env.node = reading?.condition(this);
-    });
-  },
-});
+/** The plugin's `gobble-token` hook: where jsep wants an operand, a condition. */
+function readCondition(this: jsep.HookScope, env: { node?: jsep.Expression }): void {
+  env.node = reading?.condition(this);
+}
+jsep.plugins.register({ name: 'sql-conditions', init: () => jsep.hooks.add('gobble-token', readCondition) });
 
 /**
  * Parses `filters` into its syntax tree; `eager` ends each quoted name at its first possible end
@@ -113,6 +109,7 @@ const quote = (shown: string): string => (/^[A-Z ]+$/.test(shown) ? shown : `'${
 class ConditionReader {
   /** Token indices by where they start in the text: jsep's index is the client's. */
   private readonly at: Map<number, number>;
+  /** Each token's part in the grammar (see `kindOf`); undefined past the end. */
   readonly kinds: string[];
   /** The open groups' `(` tokens, and how many `(` and NOT the reader is inside. */
   private readonly groups: number[] = [];
@@ -129,10 +126,10 @@ class ConditionReader {
   /** The `gobble-token` hook: the condition at jsep's index, after which jsep goes on. */
   condition(scope: jsep.HookScope): jsep.Expression {
     const k = this.at.get(scope.index) ?? this.tokens.length;
-    const [before, kind] = [this.kind(k - 1), this.kind(k)];
+    const [before, kind] = [this.kinds[k - 1], this.kinds[k]];
     // jsep found no AND or OR after a complete condition, or a comma did not join two.
     if (k > 0 && !OPENERS.has(before)) throw this.afterCondition(k);
-    if (before === ',' && (kind === 'end' || this.startsCondition(k))) throw this.afterCondition(k - 1);
+    if (before === ',' && (kind === undefined || this.startsCondition(k))) throw this.afterCondition(k - 1);
     if (!this.startsCondition(k)) throw this.expectedCondition(k);
     const operand = this.unwrap(k);
     if (operand !== undefined) {
@@ -150,22 +147,19 @@ class ConditionReader {
     this.groups.push(k);
     const inner = scope.gobbleExpression();
     const close = this.at.get(scope.index) ?? this.tokens.length;
-    if (this.kind(close) === 'end') throw this.unclosed(k);
-    if (this.kind(close) !== ')') throw this.afterCondition(close);
+    if (this.kinds[close] === undefined) throw this.error(k, ...UNCLOSED);
+    if (this.kinds[close] !== ')') throw this.afterCondition(close);
     scope.index = this.end(close);
     this.groups.pop();
     this.depth--;
     return inner;
   }
 
-  /**
-   * The column at token `k`, its operator at `after` (past any parentheses around the column)
-   * and what the operator takes; returns the index after them.
-   */
+  /** The column at `k`, its operator at `after` and what that takes; returns the index after them. */
   private predicate(k: number, after: number): [FilterSyntax, number] {
     const operator = this.operatorAt(after);
     const shown = echo(this.text(k), '');
-    if (this.kind(k) !== 'name') {
+    if (this.kinds[k] !== 'name') {
       const [wanted, hint] = operator
         ? [`a column name before ${quote(operator.shown)}`, 'the column comes first: num_operators > 10']
         : ['a condition', 'write column operator value, for example num_operators > 10'];
@@ -173,7 +167,7 @@ class ConditionReader {
     }
     this.refuseCall(k);
     if (operator === undefined) {
-      if (this.kind(after) === 'not') throw this.afterCondition(after);
+      if (this.kinds[after] === 'not') throw this.afterCondition(after);
       this.refuseUnclosedAtEnd(after);
       const hint = "for example = 1, IN (1, 2), LIKE 'a%' or IS NULL";
       throw this.source.error(this.end(k), `expected an operator after column ${shown}`, hint);
@@ -185,13 +179,13 @@ class ConditionReader {
     const j = operator.last + 1;
     if (base === 'is') {
       const wanted = negated ? 'NULL' : 'NULL or NOT NULL';
-      if (this.kind(j) !== 'null') throw this.error(j, `expected ${wanted} after ${operatorText}`);
+      if (this.kinds[j] !== 'null') throw this.error(j, `expected ${wanted} after ${operatorText}`);
       return [{ kind: 'is-null', negated, column }, j + 1];
     }
     if (base === 'in') return this.list({ kind: 'in', negated, operatorText, column, values: [] }, j);
     const [value, next] = this.value(j, operatorText);
     if (base === 'between') {
-      if (this.kind(next) !== 'and') throw this.error(next, 'expected AND to complete BETWEEN … AND …');
+      if (this.kinds[next] !== 'and') throw this.error(next, 'expected AND to complete BETWEEN … AND …');
       const [high, end] = this.value(next + 1, 'AND');
       return [{ kind: 'between', negated, operatorText, column, low: value, high }, end];
     }
@@ -206,20 +200,20 @@ class ConditionReader {
   /** An IN list's `( value, … )` at token `j`, into `syntax.values`; returns the index after it. */
   private list(syntax: Extract<FilterSyntax, { kind: 'in' }>, j: number): [FilterSyntax, number] {
     const hint = 'write a list: col IN (1, 2)';
-    if (this.kind(j) !== '(') throw this.error(j, `expected '(' after ${syntax.operatorText}`, hint);
-    if (this.depth >= MAX_NESTING_DEPTH) throw this.tooDeep(j);
+    if (this.kinds[j] !== '(') throw this.error(j, `expected '(' after ${syntax.operatorText}`, hint);
+    if (this.depth >= MAX_NESTING_DEPTH) throw this.error(j, ...TOO_DEEP);
     for (let k = j + 1; ; ) {
-      const item = this.kind(k);
-      if (item === 'end') throw this.unclosed(j);
+      const item = this.kinds[k];
+      if (item === undefined) throw this.error(j, ...UNCLOSED);
       const empty = item === ')' && syntax.values.length === 0;
       if (empty) throw this.error(k, 'empty IN list', 'write at least one value: col IN (1)');
       const wanted = `expected a value ${item === ')' ? 'after' : 'before'} ','`;
       if (item === ')' || item === ',') throw this.error(k, wanted);
       const [value, next] = this.value(k, syntax.operatorText);
       syntax.values.push(value);
-      const separator = this.kind(next);
+      const separator = this.kinds[next];
       if (separator === ')') return [syntax, next + 1];
-      if (separator === 'end') throw this.unclosed(j);
+      if (separator === undefined) throw this.error(j, ...UNCLOSED);
       const found = `expected ',' or ')' in the IN list, found ${this.found(next)}`;
       if (separator !== ',') throw this.error(next, found);
       const tooLong = `IN list longer than ${MAX_LIST_ITEMS} items`;
@@ -228,16 +222,16 @@ class ConditionReader {
     }
   }
 
-  /** The literal at token `j`, perhaps in parentheses, that the operator `shown` takes; and the index after it. */
+  /** The literal at token `j`, perhaps in parentheses, that `shown` takes; and the index after it. */
   private value(j: number, shown: string): [LiteralSyntax, number] {
     const [k, next] = this.unwrap(j) ?? [j, j];
     if (next === j) throw this.expected(j, 'a value', quote(shown));
     const token = this.tokens[k] as Token;
     const { start, end } = token;
     if (token.kind === 'string' || token.kind === 'number' || token.kind === 'hex') return [token, next];
-    if (this.kind(k) === 'null') return [{ kind: 'null', start, end }, next];
+    if (this.kinds[k] === 'null') return [{ kind: 'null', start, end }, next];
     const value = this.text(k).toLowerCase() === 'true';
-    if (this.kind(k) === 'value') return [{ kind: 'boolean', value, start, end }, next];
+    if (this.kinds[k] === 'value') return [{ kind: 'boolean', value, start, end }, next];
     this.refuseCall(k);
     const name = this.text(k);
     const hint = `comparing two columns is not supported; to compare with text, quote it: '${name.replaceAll("'", "''")}'`;
@@ -250,17 +244,18 @@ class ConditionReader {
    */
   private unwrap(k: number): [number, number] | undefined {
     let inner = k;
-    while (this.kind(inner) === '(') inner++;
+    while (this.kinds[inner] === '(') inner++;
     const levels = inner - k;
-    if (!['name', 'value', 'null'].includes(this.kind(inner))) return undefined;
+    if (!['name', 'value', 'null'].includes(this.kinds[inner])) return undefined;
     if (this.kinds.slice(inner + 1, inner + 1 + levels).join('') !== ')'.repeat(levels)) return undefined;
-    if (this.depth + levels > MAX_NESTING_DEPTH) throw this.tooDeep(k + MAX_NESTING_DEPTH - this.depth);
+    if (this.depth + levels > MAX_NESTING_DEPTH)
+      throw this.error(k + MAX_NESTING_DEPTH - this.depth, ...TOO_DEEP);
     return [inner, inner + 1 + levels];
   }
 
-  /** The operator at token `k`, if one stands there. */
-  private operatorAt(k: number): Operator | undefined {
-    const [word, next] = [this.kind(k), this.kind(k + 1)];
+  /** The operator at token `k`, of one or two words (`NOT IN`, `IS NOT`); `last` is its last token. */
+  private operatorAt(k: number) {
+    const [word, next] = [this.kinds[k], this.kinds[k + 1]];
     const negated = (word === 'not' && NEGATABLE.has(next)) || (word === 'is' && next === 'not');
     if (!negated && !OPERATORS.has(word)) return undefined;
     const shown = negated ? `${word} ${next}`.toUpperCase() : this.text(k).toUpperCase();
@@ -269,13 +264,13 @@ class ConditionReader {
 
   /** Whether token `k` can begin a condition: a name or value (the predicate says which), NOT or `(`. */
   private startsCondition(k: number): boolean {
-    const not = this.kind(k) === 'not' && this.operatorAt(k) === undefined;
-    return not || ['name', 'value', 'null', '('].includes(this.kind(k));
+    const not = this.kinds[k] === 'not' && this.operatorAt(k) === undefined;
+    return not || ['name', 'value', 'null', '('].includes(this.kinds[k]);
   }
 
   /** Token `k` stands where a condition must begin, and cannot. */
   expectedCondition(k: number): Error {
-    const empty = this.kind(k - 1) === '(' && this.kind(k) === ')';
+    const empty = this.kinds[k - 1] === '(' && this.kinds[k] === ')';
     if (empty) return this.error(k, "expected a condition inside '( )'");
     const wanted = this.operatorAt(k) === undefined ? 'a condition' : 'a column name';
     return this.expected(k, wanted, k === 0 ? undefined : this.found(k - 1));
@@ -283,13 +278,11 @@ class ConditionReader {
 
   /** Token `k` follows a complete condition, where only AND, OR, `)` or the end may. */
   private afterCondition(k: number): Error {
-    const operator = this.operatorAt(k);
-    if (this.kind(k) === ')') return this.error(k, "unexpected ')' without a matching '('");
-    if (this.kind(k) === '(') return this.error(k, "unexpected '('", JOIN_HINT);
-    if (operator !== undefined) {
-      return this.error(k, `unexpected ${quote(operator.shown)} after a complete condition`, JOIN_HINT);
-    }
-    if (this.kind(k) === 'not') return this.error(k, 'expected IN, LIKE, ILIKE or BETWEEN after NOT');
+    const op = this.operatorAt(k);
+    if (this.kinds[k] === ')') return this.error(k, "unexpected ')' without a matching '('");
+    if (this.kinds[k] === '(') return this.error(k, "unexpected '('", JOIN_HINT);
+    if (op) return this.error(k, `unexpected ${quote(op.shown)} after a complete condition`, JOIN_HINT);
+    if (this.kinds[k] === 'not') return this.error(k, 'expected IN, LIKE, ILIKE or BETWEEN after NOT');
     return this.error(k, `expected AND, OR or the end of the condition, found ${this.found(k)}`);
   }
 
@@ -303,38 +296,26 @@ class ConditionReader {
   /** At the end of the text, an unclosed `(` is what is wrong. */
   private refuseUnclosedAtEnd(k: number): void {
     const open = this.groups.at(-1);
-    if (k >= this.tokens.length && open !== undefined) throw this.unclosed(open);
+    if (k >= this.tokens.length && open !== undefined) throw this.error(open, ...UNCLOSED);
   }
 
   /** After a name, `(` would make a function call. */
   private refuseCall(k: number): void {
     const call = `function calls are not supported: ${echo(this.text(k), '')}(…)`;
-    if (this.kind(k + 1) === '(') throw this.error(k, call, 'compare a column with a value: col = 1');
+    if (this.kinds[k + 1] === '(') throw this.error(k, call, 'compare a column with a value: col = 1');
   }
 
   /** Each `(` and each NOT nests: bound the depth before jsep's recursion grows. */
   private enter(k: number): number {
-    if (++this.depth > MAX_NESTING_DEPTH) throw this.tooDeep(k);
+    if (++this.depth > MAX_NESTING_DEPTH) throw this.error(k, ...TOO_DEEP);
     return this.end(k);
-  }
-
-  private tooDeep(k: number): Error {
-    return this.error(k, `nesting deeper than ${MAX_NESTING_DEPTH} levels`, 'count each ( and each NOT');
-  }
-
-  private unclosed(k: number): Error {
-    return this.error(k, "unclosed '('", "expected ')'");
   }
 
   /** What stands at token `k`, for a message: an operator or keyword as a word, anything else quoted. */
   private found(k: number): string {
-    const [operator, kind] = [this.operatorAt(k), this.kind(k)];
+    const [operator, kind] = [this.operatorAt(k), this.kinds[k]];
     if (operator !== undefined) return quote(operator.shown);
     return KEYWORDS.has(kind) ? kind.toUpperCase() : describeToken(this.source, this.tokens[k]);
-  }
-
-  private kind(k: number): string {
-    return this.kinds[k] ?? 'end';
   }
 
   private text(k: number): string {
