@@ -56,10 +56,7 @@ function readCondition(this: jsep.HookScope, env: { node?: jsep.Expression }): v
 }
 jsep.plugins.register({ name: 'sql-conditions', init: () => jsep.hooks.add('gobble-token', readCondition) });
 
-/**
- * Parses `filters` into its syntax tree; `eager` ends each quoted name at its first possible end
- * (see `readQuotedName`). Throws QueryLanguageError for anything outside the grammar.
- */
+/** `filters` as its syntax tree, or a QueryLanguageError; `eager` as in `readQuotedName`. */
 export function parseFilterSyntax(source: SourceText, eager = false): FilterSyntax {
   checkText(source);
   const tokens = tokenize(source, FOLLOWS_COLUMN, eager);

@@ -14,6 +14,9 @@ export type Token = { start: number; end: number } & (
   | { kind: 'hex'; digits: string }
   | { kind: 'symbol'; text: string }
 );
+type Quoted = Extract<Token, { kind: 'quoted-name' }>;
+
+const TOO_LONG = `text longer than ${MAX_TEXT_BYTES} bytes`;
 
 /**
  * Refuses text that no later stage should see: more than MAX_TEXT_BYTES of UTF-8, or a lone
@@ -23,12 +26,10 @@ export function checkText(source: SourceText): void {
   let [i, bytes] = [0, 0];
   for (const c of source.text) {
     const code = c.codePointAt(0) as number;
-    if (code >= 0xd800 && code <= 0xdfff)
-      throw source.error(i, 'invalid character (an unpaired UTF-16 surrogate)');
+    const lone = code >= 0xd800 && code <= 0xdfff;
+    if (lone) throw source.error(i, 'invalid character (an unpaired UTF-16 surrogate)');
     bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
-    if (bytes > MAX_TEXT_BYTES) {
-      throw source.error(i, `text longer than ${MAX_TEXT_BYTES} bytes`, 'shorten the expression');
-    }
+    if (bytes > MAX_TEXT_BYTES) throw source.error(i, TOO_LONG, 'shorten the expression');
     i += c.length;
   }
 }
@@ -71,10 +72,7 @@ function matchAt(pattern: RegExp, text: string, i: number): string | undefined {
 /** The index of the first character at or after `i` that is not a space. */
 const skipSpaces = (text: string, i: number): number => i + (matchAt(SPACES, text, i)?.length ?? 0);
 
-/**
- * Every token of `filters` or `sort_by`; `nameFollower` and `eager` tell where a quoted name
- * ends (see `readQuotedName`).
- */
+/** Every token of `filters` or `sort_by`; `nameFollower` and `eager` as in `readQuotedName`. */
 export function tokenize(source: SourceText, nameFollower: RegExp, eager = false): Token[] {
   const { text } = source;
   const tokens: Token[] = [];
@@ -124,12 +122,7 @@ const unescapeName = (body: string): string => body.replace(/""|\\"/g, '"');
  * before); otherwise at the last `\"` where it is, the backslash ending the name; or, `eager`
  * (see `readNamesTwice`), at the first.
  */
-export function readQuotedName(
-  source: SourceText,
-  start: number,
-  follower: RegExp,
-  eager = false,
-): Extract<Token, { kind: 'quoted-name' }> {
+export function readQuotedName(source: SourceText, start: number, follower: RegExp, eager = false): Quoted {
   const { text } = source;
   const close = start + 1 + (matchAt(QUOTED_BODY, text, start + 1)?.length ?? 0);
   const wellFormed = (after: number) => matchAt(follower, text, after) !== undefined;
