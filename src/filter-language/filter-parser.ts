@@ -231,7 +231,8 @@ class ConditionReader {
     if (this.kinds[k] === 'value') return [{ kind: 'boolean', value, start, end }, next];
     this.refuseCall(k);
     const name = this.text(k);
-    const hint = `comparing two columns is not supported; to compare with text, quote it: '${name.replaceAll("'", "''")}'`;
+    const quoted = name.replaceAll("'", "''");
+    const hint = `comparing two columns is not supported; to compare with text, quote it: '${quoted}'`;
     throw this.error(k, `expected a value after ${quote(shown)}, found the column ${echo(name, '')}`, hint);
   }
 

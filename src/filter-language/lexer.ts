@@ -88,20 +88,17 @@ function readToken(source: SourceText, i: number): Token {
   TOKEN.lastIndex = i;
   const [raw = '', string, hex, number, word] = TOKEN.exec(text) ?? [];
   const at = { start: i, end: i + raw.length };
-  if (text[i] === "'" && string === undefined) {
-    throw source.error(i, 'unterminated string', "close it with ', and write '' for a quote inside it");
-  }
-  if (
-    (hex ?? number) !== undefined &&
-    (matchAt(NAME_PART, text, at.end) ?? (number && text[at.end] === '.'))
-  ) {
+  const hint = "close it with ', and write '' for a quote inside it";
+  if (text[i] === "'" && string === undefined) throw source.error(i, 'unterminated string', hint);
+  // A number or hex literal that runs on into a name or another dot is malformed as a whole.
+  const runsOn = matchAt(NAME_PART, text, at.end) ?? (number !== undefined && text[at.end] === '.');
+  if ((hex ?? number) !== undefined && runsOn) {
     const whole = echo(matchAt(WORD_LIKE, text, i) ?? '');
-    if (hex !== undefined)
-      throw source.error(i, `invalid hex literal ${whole}`, 'write 0x followed by hex digits');
-    throw source.error(i, `invalid number ${whole}`);
+    if (number !== undefined) throw source.error(i, `invalid number ${whole}`);
+    throw source.error(i, `invalid hex literal ${whole}`, 'write 0x followed by hex digits');
   }
-  if (string !== undefined)
-    return { kind: 'string', value: string.slice(1, -1).replaceAll("''", "'"), ...at };
+  const value = string?.slice(1, -1).replaceAll("''", "'");
+  if (value !== undefined) return { kind: 'string', value, ...at };
   if (hex !== undefined) return { kind: 'hex', digits: hex.slice(2), ...at };
   if (number !== undefined) return { kind: 'number', text: number, ...at };
   if (word !== undefined) return { kind: 'word', text: word, ...at };
