@@ -222,6 +222,7 @@ class ConditionReader {
   /** The literal at token `j`, perhaps in parentheses, that `shown` takes; and the index after it. */
   private value(j: number, shown: string): [LiteralSyntax, number] {
     const [k, next] = this.unwrap(j) ?? [j, j];
+    if (this.kinds[j] === '(' && this.kinds[j + 1] === ')') throw this.expected(j + 1, 'a value', "'('");
     if (next === j) throw this.expected(j, 'a value', quote(shown));
     const token = this.tokens[k] as Token;
     const { start, end } = token;
