@@ -9,6 +9,7 @@ import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
+import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Queries } from './queries/queries.js';
@@ -129,8 +130,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
     { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
   );
+  metrics.watchCaches(() => results.caches);
+  metrics.watchDatabaseMemory(() => database.memoryBytes());
   const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });
   const server = http.createServer(app);
+  answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
     if (!socket.writable) return;
