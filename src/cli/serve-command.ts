@@ -29,7 +29,7 @@ function describeKeys(config: Config, service: RunningService): string {
 }
 
 function describeQueries(service: RunningService): string {
-  const queries = service.executions.savedQueries();
+  const queries = service.queryFiles;
   if (queries.length === 0) return 'saved queries: none';
   return `saved queries: ${queries.map((q) => `${q.id} (${q.name})`).join(', ')}`;
 }
@@ -86,7 +86,7 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
       dataDir: config.dataDir,
       configuredKeys: config.apiKeys.length,
       keys: service.keys.size,
-      savedQueries: service.executions.savedQueries().map((q) => q.id),
+      savedQueries: service.queryFiles.map((q) => q.id),
     },
     'serving',
   );

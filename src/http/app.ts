@@ -9,6 +9,7 @@ import { requestLog } from './request-log.js';
 import { mountLabel, requestMetrics } from './request-metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
+import { queryRoutes } from './routes/queries.js';
 import { resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
 import { settingsPage } from './settings-page.js';
@@ -36,6 +37,7 @@ export function createApp(deps: AppDeps): express.Express {
   // Results first: they are the hot path, and express tries routes in order.
   resultRoutes(api, deps);
   executionRoutes(api, deps);
+  queryRoutes(api, deps);
   accountRoutes(api, deps);
   tableRoutes(api, deps);
   app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
