@@ -17,13 +17,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import zlib from 'node:zlib';
-import { build, type Plugin } from 'esbuild';
 import { PROJECT_FOLDERS, projectFiles, sourceRoot } from '../src/packaging/project-files.js';
 import {
   type EmbeddedFile,
   type EmbeddedManifest,
   MANIFEST_ASSET,
 } from '../src/packaging/single-executable.js';
+import { bundleCli } from './bundle-cli.js';
 
 const BINARY_NAME = 'restaking-data-service';
 /** Node's SEA fuse; a Node binary without it cannot become a single executable. */
@@ -61,44 +61,6 @@ function checkPreconditions(): void {
   // Some distributions build Node without SEA support; say so rather than let postject fail.
   if (!fs.readFileSync(process.execPath).includes(SEA_FUSE)) {
     fail(`${process.execPath} was built without single-executable support; use an official Node.js build`);
-  }
-}
-
-/**
- * @duckdb/node-bindings picks a platform package and `require`s its `.node` file, which
- * cannot work from inside the executable: the bundle gets the embedded loader instead.
- */
-const embeddedDuckDB: Plugin = {
-  name: 'embedded-duckdb',
-  setup(builder) {
-    builder.onResolve({ filter: /^@duckdb\/node-bindings$/ }, () => ({
-      path: 'binding',
-      namespace: 'embedded-duckdb',
-    }));
-    builder.onLoad({ filter: /.*/, namespace: 'embedded-duckdb' }, () => ({
-      contents: `module.exports = require(${JSON.stringify(path.join(root, 'src/packaging/embedded-duckdb.ts'))}).loadEmbeddedDuckDB();`,
-      loader: 'js',
-      resolveDir: root,
-    }));
-  },
-};
-
-async function bundle(outfile: string): Promise<void> {
-  const result = await build({
-    entryPoints: [path.join(root, 'src/cli/main.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    plugins: [embeddedDuckDB],
-    // The only import.meta use left is the source-tree root, never reached in the executable.
-    define: { 'import.meta.dirname': 'undefined' },
-    legalComments: 'none',
-    logLevel: 'silent',
-  });
-  for (const warning of result.warnings) {
-    process.stderr.write(`esbuild: ${warning.text} (${warning.location?.file}:${warning.location?.line})\n`);
   }
 }
 
@@ -165,7 +127,7 @@ async function main(): Promise<void> {
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'build-binary-'));
   try {
     const bundleFile = path.join(workDir, 'service.cjs');
-    await bundle(bundleFile);
+    await bundleCli(bundleFile, 'embedded');
     step(`bundled the service (${(fs.statSync(bundleFile).size / 1e6).toFixed(1)} MB of JavaScript)`);
 
     const { assets, manifest } = collectAssets(workDir);
