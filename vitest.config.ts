@@ -13,7 +13,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: 'forks',
+    pool: (process.env.VT_POOL ?? 'forks') as 'forks',
+    ...(process.env.VT_WORKERS ? { maxWorkers: Number(process.env.VT_WORKERS) } : {}),
+    ...(process.env.VT_ISOLATE ? { isolate: process.env.VT_ISOLATE === 'true' } : {}),
     projects: [
       {
         extends: true,

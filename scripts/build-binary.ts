@@ -64,7 +64,12 @@ function checkPreconditions(): void {
   }
 }
 
-/** Adds a file to the SEA assets, gzipped when that saves much (the DuckDB library: 70 MB to 24). */
+/**
+ * Adds a file to the SEA assets, compressed when that saves much. Brotli at quality 2: for
+ * the DuckDB library (70.5 MB) it gives 22.4 MB in 0.5 s of CPU, where gzip -6 gave 23.8 MB
+ * in 1.9 s and gzip -1 26.1 MB in 0.6 s; unpacking takes the same 0.25 s on a first start
+ * (measured on this 2-core machine with node:zlib).
+ */
 function addAsset(
   assets: Record<string, string>,
   workDir: string,
@@ -74,9 +79,17 @@ function addAsset(
 ): EmbeddedFile {
   const file = path.join(workDir, 'assets', `${Object.keys(assets).length}`);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, compress ? zlib.gzipSync(contents, { level: 6 }) : contents);
+  const packed = compress
+    ? zlib.brotliCompressSync(contents, {
+        params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: 2,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: contents.length,
+        },
+      })
+    : contents;
+  fs.writeFileSync(file, packed);
   assets[key] = file;
-  return { asset: key, size: contents.length, gzipped: compress };
+  return { asset: key, size: contents.length, compressed: compress };
 }
 
 function duckdbPackageDir(): string {
