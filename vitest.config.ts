@@ -1,9 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Test files whose tests start child processes (the command line, a browser, `mount`): the
- * `process` project, which bundles the command line once per run (test/support/cli-bundle.ts).
- * Everything else is the `fast` project, which `npm run test:fast` runs alone.
+ * Two projects. `process`: test files whose tests start child processes (the command line,
+ * the single file, a browser, `mount`); its global setup bundles the command line once per
+ * run (test/support/cli-bundle.ts). `fast`: everything else, in-process against a real
+ * DuckDB and a real listening server; `npm run test:fast` runs it alone. A test file that
+ * starts the command line elsewhere fails with a message pointing here (child-service.ts).
+ *
+ * Measured on this 2-core machine (docs/library-notes.md, "vitest on 2 cores"): vitest's
+ * default of one worker per core but one ran every file in turn, with the second core idle
+ * while a process test waited on its child; a fresh process per file (`isolate`) spent a
+ * third of the CPU re-importing DuckDB, express and the service for each file. The process
+ * tests run after the fast ones, so that their shutdown deadlines do not compete with the
+ * CPU-heavy in-process files.
  */
 const PROCESS_TESTS = ['test/cli', 'test/binary', 'test/faults', 'test/browser'].map(
   (folder) => `${folder}/**/*.test.ts`,
@@ -13,9 +22,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    pool: (process.env.VT_POOL ?? 'forks') as 'forks',
-    ...(process.env.VT_WORKERS ? { maxWorkers: Number(process.env.VT_WORKERS) } : {}),
-    ...(process.env.VT_ISOLATE ? { isolate: process.env.VT_ISOLATE === 'true' } : {}),
+    pool: 'forks',
+    isolate: false,
+    maxWorkers: 2,
     projects: [
       {
         extends: true,
@@ -23,7 +32,12 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'process', include: PROCESS_TESTS, globalSetup: ['test/support/cli-bundle.ts'] },
+        test: {
+          name: 'process',
+          include: PROCESS_TESTS,
+          globalSetup: ['test/support/cli-bundle.ts'],
+          sequence: { groupOrder: 1 },
+        },
       },
     ],
   },
