@@ -35,8 +35,8 @@ function cliBundle(): string {
 }
 
 /**
- * Runs the CLI in a child process, as a user would: `node <bundle> ...`, the bundle of
- * src/cli/main.ts that the single-file build also runs, built once per test run.
+ * Runs the CLI in a child process, as a user would: `node <bundle> ...`, src/cli/main.ts
+ * bundled once per test run, importing the installed packages as `npm start` does.
  */
 export function runCli(args: string[], env: Record<string, string> = {}, user?: ProcessUser): ChildProcess {
   return spawn(process.execPath, [cliBundle(), ...args], {

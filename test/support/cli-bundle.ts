@@ -23,9 +23,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export default async function setup(project: TestProject): Promise<() => void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cli-bundle-'));
   fs.chmodSync(dir, 0o755);
-  // The bundle requires @duckdb/node-bindings (a native addon) from beside itself.
+  // The bundle imports the installed packages (DuckDB's native addon among them) from beside itself.
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
-  const bundle = path.join(dir, 'restaking-data-service.cjs');
+  const bundle = path.join(dir, 'restaking-data-service.mjs');
   await bundleCli(bundle, 'source tree');
   project.provide('cliBundle', bundle);
   return () => fs.rmSync(dir, { recursive: true, force: true });
