@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -24,7 +25,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     isolate: false,
-    maxWorkers: 2,
+    // vitest's default leaves one core free: on 2 cores, one worker.
+    maxWorkers: Math.max(2, os.availableParallelism() - 1),
     projects: [
       {
         extends: true,
