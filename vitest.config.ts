@@ -8,12 +8,12 @@ import { defineConfig } from 'vitest/config';
  * DuckDB and a real listening server; `npm run test:fast` runs it alone. A test file that
  * starts the command line elsewhere fails with a message pointing here (child-service.ts).
  *
- * Measured on this 2-core machine (docs/library-notes.md, "vitest on 2 cores"): vitest's
+ * Measured on this 2-core machine (docs/library-notes.md, "vitest 4 and esbuild"): vitest's
  * default of one worker per core but one ran every file in turn, with the second core idle
- * while a process test waited on its child; a fresh process per file (`isolate`) spent a
- * third of the CPU re-importing DuckDB, express and the service for each file. The process
- * tests run after the fast ones, so that their shutdown deadlines do not compete with the
- * CPU-heavy in-process files.
+ * while a process test waited on its child; a fresh process per file (`isolate`) spent more
+ * than a quarter of the CPU re-importing DuckDB, express and the service for each file. The
+ * process tests run after the fast ones, so that their shutdown deadlines do not compete
+ * with the CPU-heavy in-process files.
  */
 const PROCESS_TESTS = ['test/cli', 'test/binary', 'test/faults', 'test/browser'].map(
   (folder) => `${folder}/**/*.test.ts`,
