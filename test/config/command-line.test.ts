@@ -38,7 +38,7 @@ async function run(args: string[], env: Record<string, string> = {}) {
       stderr += text;
     },
   });
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, dataDir };
 }
 
 /** Every variable of DESIGN.md §2, each of which a flag overrides. */
@@ -114,10 +114,12 @@ describe('usage errors end with exit code 2 and say what was wrong', () => {
       /cannot read the saved-query folder \/nonexistent\/queries/,
     ],
   ])('%j', async (args, message) => {
-    const { code, stdout, stderr } = await run(args);
+    const { code, stdout, stderr, dataDir } = await run(args);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stdout).toBe('');
+    // Exit code 2 means nothing was changed.
+    expect(fs.readdirSync(dataDir)).toEqual([]);
   });
 
   it('never repeats a key list given on the command line', async () => {
@@ -139,9 +141,10 @@ describe('serve refuses a bad configuration value in the environment with exit c
     [{ DUCKDB_MEMORY_LIMIT: 'lots' }, /DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 4GB, got "lots"/],
     [{ DUCKDB_MEMORY_LIMIT: '2GB; DROP TABLE x' }, /DUCKDB_MEMORY_LIMIT must be a size/],
   ])('%j', async (env, message) => {
-    const { code, stdout, stderr } = await run(['serve'], env);
+    const { code, stdout, stderr, dataDir } = await run(['serve'], env);
     expect(code).toBe(2);
     expect(stderr).toMatch(new RegExp(`^error: ${message.source}`));
     expect(stdout).toBe('');
+    expect(fs.readdirSync(dataDir)).toEqual([]);
   });
 });
