@@ -9,6 +9,7 @@ import { DATABASE_FILE } from '../service.js';
 import { Database } from '../storage/database.js';
 import { migrate } from '../storage/service-schema.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
+import type { ProgramOutput } from './program-output.js';
 
 /**
  * `demo --scale N`: fills the `restaking` source tables with the deterministic demo data
@@ -40,7 +41,7 @@ function renderSummary(summary: DemoSummary, file: string, seconds: number): str
   ].join('\n');
 }
 
-async function loadDemo(options: { scale: number; dataDir?: string }): Promise<void> {
+async function loadDemo(options: { scale: number; dataDir?: string }, output: ProgramOutput): Promise<void> {
   const config = loadConfig(environmentWithFlags(options));
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, DATABASE_FILE);
@@ -65,14 +66,14 @@ async function loadDemo(options: { scale: number; dataDir?: string }): Promise<v
       },
     });
     bar.stop();
-    process.stdout.write(`${renderSummary(summary, file, (performance.now() - started) / 1000)}\n`);
+    output.writeOut(`${renderSummary(summary, file, (performance.now() - started) / 1000)}\n`);
   } finally {
     bar.stop();
     await database.close();
   }
 }
 
-export function addDemoCommand(program: Command): void {
+export function addDemoCommand(program: Command, output: ProgramOutput): void {
   addConfigFlags(
     program
       .command('demo')
@@ -84,5 +85,5 @@ export function addDemoCommand(program: Command): void {
         1,
       ),
     ['DATA_DIR'],
-  ).action(loadDemo);
+  ).action((options) => loadDemo(options, output));
 }

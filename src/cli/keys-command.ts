@@ -3,6 +3,7 @@ import { KeyStore, validateHandle } from '../auth/key-store.js';
 import { loadConfig } from '../config/config.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
 import { CliError, EXIT } from './exit-codes.js';
+import type { ProgramOutput } from './program-output.js';
 
 /**
  * `keys create`: the durable way to add a key (DESIGN §2). Only the key's hash is stored;
@@ -17,7 +18,7 @@ interface CreateOptions {
   dataDir?: string;
 }
 
-function createKey(options: CreateOptions): void {
+function createKey(options: CreateOptions, output: ProgramOutput): void {
   const problem = validateHandle(options.handle);
   if (problem) throw new CliError(problem, EXIT.usage);
   const config = loadConfig(environmentWithFlags({ ...options }));
@@ -27,13 +28,13 @@ function createKey(options: CreateOptions): void {
     plan,
     admin: options.admin === true,
   });
-  process.stdout.write(`${key}\n`);
-  process.stderr.write(
+  output.writeOut(`${key}\n`);
+  output.writeErr(
     `Created a ${plan}${options.admin ? ' admin' : ''} key for "${options.handle}" in ${config.dataDir}. It is shown only now; a running server accepts it at once.\n`,
   );
 }
 
-export function addKeysCommand(program: Command): void {
+export function addKeysCommand(program: Command, output: ProgramOutput): void {
   const keys = program.command('keys').description('manage API keys (see keys create --help)');
   addConfigFlags(
     keys
@@ -43,5 +44,5 @@ export function addKeysCommand(program: Command): void {
       .option('--premium', 'premium plan (private tables, higher rate limits)')
       .option('--admin', 'may write and read every namespace'),
     ['DATA_DIR'],
-  ).action(createKey);
+  ).action((options: CreateOptions) => createKey(options, output));
 }

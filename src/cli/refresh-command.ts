@@ -11,6 +11,7 @@ import { Database } from '../storage/database.js';
 import { migrate } from '../storage/service-schema.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
 import { CliError, EXIT } from './exit-codes.js';
+import type { ProgramOutput } from './program-output.js';
 
 /**
  * `refresh`: runs the saved queries once, as the scheduler would, records the executions,
@@ -52,7 +53,7 @@ function describe(execution: Execution | undefined, name: string, id: number): s
   }
 }
 
-async function refresh(options: RefreshOptions): Promise<void> {
+async function refresh(options: RefreshOptions, output: ProgramOutput): Promise<void> {
   // The report goes to stdout as plain lines; JSON logs to stderr, and only errors unless asked.
   const config = loadConfig(
     environmentWithFlags({ ...options, logLevel: options.logLevel ?? process.env.LOG_LEVEL ?? 'error' }),
@@ -118,12 +119,12 @@ async function refresh(options: RefreshOptions): Promise<void> {
   const finished = submitted.map((e) => executions.get(e.id) ?? e);
   for (const execution of finished) {
     const name = queries.find((q) => q.id === execution.queryId)?.name ?? '';
-    process.stdout.write(`${describe(execution, name, execution.queryId)}\n`);
+    output.writeOut(`${describe(execution, name, execution.queryId)}\n`);
   }
   if (!finished.every(hasResult)) throw new CliError('a saved query failed', EXIT.failure);
 }
 
-export function addRefreshCommand(program: Command): void {
+export function addRefreshCommand(program: Command, output: ProgramOutput): void {
   addConfigFlags(
     program
       .command('refresh')
@@ -137,5 +138,5 @@ export function addRefreshCommand(program: Command): void {
       'RESULT_RETENTION_HOURS',
       'LOG_LEVEL',
     ],
-  ).action(refresh);
+  ).action((options: RefreshOptions) => refresh(options, output));
 }

@@ -7,6 +7,7 @@ import { createLogger } from '../log.js';
 import { type RunningService, startService } from '../service.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
 import { CliError, EXIT } from './exit-codes.js';
+import type { ProgramOutput } from './program-output.js';
 
 /**
  * `serve`, the default command: starts the service, prints one start-up line, and stops
@@ -34,7 +35,11 @@ function describeQueries(service: RunningService): string {
   return `saved queries: ${queries.map((q) => `${q.id} (${q.name})`).join(', ')}`;
 }
 
-async function serve(options: Record<string, unknown>, command: Command): Promise<void> {
+async function serve(
+  options: Record<string, unknown>,
+  command: Command,
+  output: ProgramOutput,
+): Promise<void> {
   // `serve` is the default command, so a mistyped command name arrives here as an operand.
   if (command.args.length > 0) {
     throw new CliError(
@@ -76,7 +81,7 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const out = (line: string) => output.writeOut(`${line}\n`);
   const keys = describeKeys(config, service);
   const queries = describeQueries(service);
   out(`Serving on ${service.url} (data directory ${config.dataDir}; ${keys}; ${queries})`);
@@ -102,12 +107,12 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
   }
 }
 
-export function addServeCommand(program: Command): void {
+export function addServeCommand(program: Command, output: ProgramOutput): void {
   addConfigFlags(
     program
       .command('serve', { isDefault: true })
       .description('start the HTTP service (the default command)')
       // Checked in the action, for a clearer message than "too many arguments".
       .allowExcessArguments(true),
-  ).action(serve);
+  ).action((options: Record<string, unknown>, command: Command) => serve(options, command, output));
 }

@@ -12,9 +12,10 @@ export const MANIFEST_ASSET = 'manifest.json';
 export interface EmbeddedFile {
   /** SEA asset key. */
   asset: string;
-  /** Size once gunzipped, to tell a complete extracted copy from a partial one. */
+  /** Size once unpacked, to tell a complete extracted copy from a partial one. */
   size: number;
-  gzipped: boolean;
+  /** Brotli-compressed (scripts/build-binary.ts says why brotli). */
+  compressed: boolean;
 }
 
 export interface EmbeddedManifest {
@@ -46,5 +47,5 @@ export function readEmbedded(file: EmbeddedFile): Buffer {
   // getRawAsset avoids a copy of what may be tens of megabytes; it must never be written to.
   const raw = sea.getRawAsset(file.asset);
   const bytes = typeof raw === 'string' ? Buffer.from(raw) : Buffer.from(raw);
-  return file.gzipped ? zlib.gunzipSync(bytes) : Buffer.from(bytes);
+  return file.compressed ? zlib.brotliDecompressSync(bytes) : Buffer.from(bytes);
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnService } from '../support/child-service.js';
-import { startTestService, tempDir } from '../support/service.js';
+import { tempDir } from '../support/service.js';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -24,7 +24,8 @@ async function exitOf(args: string[], env: Record<string, string> = {}) {
   child.stderr?.on('data', (c) => {
     output += c;
   });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': the output may still be in the pipes when the process has exited.
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
   return { code, output };
 }
 
@@ -74,51 +75,6 @@ describe('serve', () => {
     if (response) expect(response.status).toBe(200);
     expect(await service.exited).toBe(0);
     expect(service.output()).not.toMatch(/error/i);
-  });
-
-  it('refuses a bad configuration value with a clear message and exit code 2', async () => {
-    for (const [env, message] of [
-      [{ PORT: 'eighty' }, /PORT must be a whole number/],
-      [{ PORT: '70000' }, /PORT must be between 0 and 65535/],
-      [{ API_KEYS: 'nohandle' }, /API_KEYS entry/],
-      [{ RATE_LIMITS: 'gold:1/1' }, /RATE_LIMITS entry/],
-      [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL must be an http or https URL/],
-      [{ MAX_UPLOAD_BYTES: '-5' }, /MAX_UPLOAD_BYTES must be a whole number/],
-      [{ AUTH_FAILURE_LIMIT: '0' }, /AUTH_FAILURE_LIMIT must be a whole number/],
-      [
-        { DUCKDB_MEMORY_LIMIT: 'lots' },
-        /DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 4GB, got "lots"/,
-      ],
-      [{ DUCKDB_MEMORY_LIMIT: '2GB; DROP TABLE x' }, /DUCKDB_MEMORY_LIMIT must be a size/],
-    ] as const) {
-      const { code, output } = await exitOf(['serve'], { DATA_DIR: freshDir(), ...env });
-      expect(code).toBe(2);
-      expect(output).toMatch(message);
-    }
-  });
-
-  it("passes DUCKDB_MEMORY_LIMIT to DuckDB's memory_limit", async () => {
-    const memoryLimit = async (env: Record<string, string>) => {
-      const service = await startTestService(env, freshDir());
-      try {
-        const [row] = await service.database.read((session) =>
-          session.all<{ limit: string }>("SELECT current_setting('memory_limit') AS limit"),
-        );
-        return row?.limit;
-      } finally {
-        await service.stop();
-      }
-    };
-    expect(await memoryLimit({ DUCKDB_MEMORY_LIMIT: '512MB' })).toBe('488.2 MiB');
-    expect(await memoryLimit({ DUCKDB_MEMORY_LIMIT: '1GiB' })).toBe('1.0 GiB');
-    // Unset: DuckDB's own default, a share of the machine's memory.
-    expect(await memoryLimit({})).toMatch(/^\d+(\.\d+)? GiB$/);
-  });
-
-  it('refuses an unknown flag with exit code 2', async () => {
-    const { code, output } = await exitOf(['serve', '--no-such-flag']);
-    expect(code).toBe(2);
-    expect(output).toMatch(/unknown option/);
   });
 
   it('refuses to start when another process holds the database', async () => {

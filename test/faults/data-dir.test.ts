@@ -1,8 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ProcessUser, runCli } from '../support/child-service.js';
 import { executeAndWait } from '../support/results.js';
 import { KEYS, startTestService, type TestService, tempDir } from '../support/service.js';
 import { FAULT_QUERIES_DIR } from './support/faults.js';
@@ -14,7 +15,6 @@ import { FAULT_QUERIES_DIR } from './support/faults.js';
  * space is freed).
  */
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const dirs: string[] = [];
 afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -33,24 +33,19 @@ interface Exit {
 }
 
 /** `serve` in a child process, optionally as another user; resolves when it exits. */
-function serveUntilExit(dataDir: string, user?: { uid: number; gid: number }): Promise<Exit> {
+function serveUntilExit(dataDir: string, user?: ProcessUser): Promise<Exit> {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', API_KEYS: `${KEYS.alice}=alice` },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(user ?? {}),
-  });
+  const child = runCli(['serve'], { PORT: '0', DATA_DIR: dataDir, API_KEYS: `${KEYS.alice}=alice` }, user);
   let output = '';
-  child.stdout.on('data', (c) => {
+  child.stdout?.on('data', (c) => {
     output += c;
   });
-  child.stderr.on('data', (c) => {
+  child.stderr?.on('data', (c) => {
     output += c;
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   return new Promise((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, output, ms: Date.now() - started });
     }),
@@ -72,7 +67,7 @@ function expectCleanRefusal(exit: Exit, message: RegExp): void {
 }
 
 /** The uid and gid of `nobody`, to take root's write-everywhere right away from the server. */
-function nobody(): { uid: number; gid: number } | undefined {
+function nobody(): ProcessUser | undefined {
   try {
     const uid = Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
     const gid = Number(execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim());

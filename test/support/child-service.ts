@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { TEST_API_KEYS } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -12,12 +13,41 @@ export interface ChildService {
   exited: Promise<number | string>;
 }
 
-/** Runs the CLI in a child process, as a user would: `node --import tsx src/cli/main.ts ...`. */
-export function runCli(args: string[], env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+/** Who the process runs as, when not as the test's own user. */
+export interface ProcessUser {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * How `node` starts the command line. Under vitest: the bundle of this run
+ * (test/support/cli-bundle.ts), which only the process tests' project builds, so a test file
+ * elsewhere that starts a process is told where it belongs rather than slowing
+ * `npm run test:fast`. Outside vitest (the load test, run by tsx): the source through tsx,
+ * as `npm start` runs it, since one start costs nothing there.
+ */
+function commandLine(): string[] {
+  if (!process.env.VITEST) return ['--import', 'tsx', 'src/cli/main.ts'];
+  const bundle = inject('cliBundle');
+  if (!bundle) {
+    throw new Error(
+      'this test starts the command line in a child process: put its file in one of the folders of PROCESS_TESTS in vitest.config.ts (test/cli, test/faults, …), whose global setup bundles the command line',
+    );
+  }
+  return [bundle];
+}
+
+/**
+ * Runs the CLI in a child process, as a user would: under vitest `node <bundle> ...`,
+ * src/cli/main.ts bundled once per test run, importing the installed packages as
+ * `npm start` does.
+ */
+export function runCli(args: string[], env: Record<string, string> = {}, user?: ProcessUser): ChildProcess {
+  return spawn(process.execPath, [...commandLine(), ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
   });
 }
 
