@@ -4,8 +4,8 @@
  *
  * How: a Node.js single executable application (SEA). esbuild bundles the service into one
  * CommonJS file (SEA runs CommonJS only, and its `require` sees built-in modules only); the
- * bundle, the project files (`queries/`, `public/settings/`) and DuckDB's native library
- * become SEA assets; the blob is injected with postject into a copy of the Node binary
+ * bundle, the project files (`queries/`, `public/settings/`), the workspace page's bundled
+ * files and DuckDB's native library become SEA assets; the blob is injected with postject into a copy of the Node binary
  * running this script. Nothing is downloaded: it uses only what `npm ci` installed and the
  * Node that runs it. See the README's "Run as a single file" for why this approach.
  */
@@ -24,6 +24,7 @@ import {
   type EmbeddedManifest,
   MANIFEST_ASSET,
 } from '../src/packaging/single-executable.js';
+import { bundleWorkspace } from '../src/packaging/web-assets.js';
 
 const BINARY_NAME = 'restaking-data-service';
 /** Node's SEA fuse; a Node binary without it cannot become a single executable. */
@@ -92,8 +93,11 @@ async function bundle(outfile: string): Promise<void> {
     target: 'node20',
     format: 'cjs',
     plugins: [embeddedDuckDB],
-    // The only import.meta use left is the source-tree root, never reached in the executable.
-    define: { 'import.meta.dirname': 'undefined' },
+    // Only the source tree bundles the workspace page at run time; the executable embeds it.
+    external: ['esbuild'],
+    // import.meta is used only to find the source tree (its root, the page's bundle cache),
+    // never reached in the executable.
+    define: { 'import.meta.dirname': 'undefined', 'import.meta.filename': 'undefined' },
     legalComments: 'none',
     logLevel: 'silent',
   });
@@ -123,7 +127,9 @@ function duckdbPackageDir(): string {
   return path.dirname(requireFromBindings.resolve('@duckdb/node-bindings-linux-x64/package.json'));
 }
 
-function collectAssets(workDir: string): { assets: Record<string, string>; manifest: EmbeddedManifest } {
+async function collectAssets(
+  workDir: string,
+): Promise<{ assets: Record<string, string>; manifest: EmbeddedManifest }> {
   const assets: Record<string, string> = {};
   const version = (
     JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
@@ -135,6 +141,10 @@ function collectAssets(workDir: string): { assets: Record<string, string>; manif
       entries[file.name] = addAsset(assets, workDir, `project/${folder}/${file.name}`, file.contents, false);
     }
     projectFolders[folder] = entries;
+  }
+  const webAssets: Record<string, EmbeddedFile> = {};
+  for (const file of await bundleWorkspace()) {
+    webAssets[file.name] = addAsset(assets, workDir, `web/${file.name}`, file.contents, false);
   }
   // The addon and the shared library it links against ($ORIGIN), nothing else of the package.
   const nativeDir = duckdbPackageDir();
@@ -150,6 +160,7 @@ function collectAssets(workDir: string): { assets: Record<string, string>; manif
   const manifest: EmbeddedManifest = {
     version,
     projectFiles: projectFolders,
+    webAssets,
     duckdb: { hash: hash.digest('hex').slice(0, 16), addon: 'duckdb.node', files: nativeFiles },
   };
   const manifestFile = path.join(workDir, MANIFEST_ASSET);
@@ -168,7 +179,7 @@ async function main(): Promise<void> {
     await bundle(bundleFile);
     step(`bundled the service (${(fs.statSync(bundleFile).size / 1e6).toFixed(1)} MB of JavaScript)`);
 
-    const { assets, manifest } = collectAssets(workDir);
+    const { assets, manifest } = await collectAssets(workDir);
     step(
       `collected ${Object.keys(assets).length} assets (DuckDB ${Object.keys(manifest.duckdb.files).join(', ')})`,
     );

@@ -71,10 +71,26 @@ export class Results {
     format: ResultFormat,
     prefix: string,
   ): Promise<Answer> {
+    return this.answer(this.latestExecution(queryId), request, format, prefix);
+  }
+
+  /** The execution a saved query's latest result is read from. */
+  latestExecution(queryId: number): Execution {
     if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
     const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
     if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
-    return this.answer(execution, request, format, prefix);
+    return execution;
+  }
+
+  /**
+   * For a whole-file format (Parquet): the execution if its result may be served with these
+   * parameters, else the CSV answer's 409 saying why not.
+   */
+  servable(execution: Execution, request: ResultRequest): Execution {
+    const state = visibleState(execution);
+    if (state === STATES.completed || (state === STATES.completedPartial && request.allowPartial))
+      return execution;
+    throw this.noResult(execution, state);
   }
 
   async ofExecution(
@@ -151,16 +167,19 @@ export class Results {
     return answer;
   }
 
+  /** Why a file format (CSV, Parquet) has nothing to send: a 409. */
+  private noResult(execution: Execution, state: ExecutionState): ApiError {
+    return new ApiError(
+      'conflict',
+      state === STATES.completedPartial
+        ? `execution ${execution.id} holds a partial result (over the row limit); add allow_partial_results=true to get it`
+        : `execution ${execution.id} is in state ${state}: it has no result to return`,
+    );
+  }
+
   private withoutResult(execution: Execution, state: ExecutionState, format: ResultFormat): Answer {
     const partial = state === STATES.completedPartial;
-    if (format === 'csv') {
-      throw new ApiError(
-        'conflict',
-        partial
-          ? `execution ${execution.id} holds a partial result (over the row limit); add allow_partial_results=true to get it`
-          : `execution ${execution.id} is in state ${state}: it has no result to return`,
-      );
-    }
+    if (format === 'csv') throw this.noResult(execution, state);
     if (partial) {
       return json(
         200,
