@@ -4,11 +4,12 @@ import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runUploadBenchmark } from './upload.js';
+import { runWorkspaceBenchmark } from './workspace-page.js';
 
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, workspace).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   },
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
+  workspace: () => runWorkspaceBenchmark(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -71,26 +71,10 @@ export class Results {
     format: ResultFormat,
     prefix: string,
   ): Promise<Answer> {
-    return this.answer(this.latestExecution(queryId), request, format, prefix);
-  }
-
-  /** The execution a saved query's latest result is read from. */
-  latestExecution(queryId: number): Execution {
     if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
     const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
     if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
-    return execution;
-  }
-
-  /**
-   * For a whole-file format (Parquet): the execution if its result may be served with these
-   * parameters, else the CSV answer's 409 saying why not.
-   */
-  servable(execution: Execution, request: ResultRequest): Execution {
-    const state = visibleState(execution);
-    if (state === STATES.completed || (state === STATES.completedPartial && request.allowPartial))
-      return execution;
-    throw this.noResult(execution, state);
+    return this.answer(execution, request, format, prefix);
   }
 
   async ofExecution(
@@ -165,6 +149,25 @@ export class Results {
           };
     if (!sampled) this.answers.set(key, answer);
     return answer;
+  }
+
+  /** The execution a saved query's latest result is read from (for the Parquet file). */
+  latestExecution(queryId: number): Execution {
+    if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
+    const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
+    if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
+    return execution;
+  }
+
+  /**
+   * For a whole-file format (Parquet): the execution if its result may be served with these
+   * parameters, else the CSV answer's 409 saying why not.
+   */
+  servable(execution: Execution, request: ResultRequest): Execution {
+    const state = visibleState(execution);
+    if (state === STATES.completed || (state === STATES.completedPartial && request.allowPartial))
+      return execution;
+    throw this.noResult(execution, state);
   }
 
   /** Why a file format (CSV, Parquet) has nothing to send: a 409. */

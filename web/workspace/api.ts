@@ -49,6 +49,13 @@ export class Api {
     return (await (await this.send('GET', path)).json()) as T;
   }
 
+  /** As get, with the moment the answer began to arrive (performance.now()), for timings. */
+  async getTimed<T>(path: string): Promise<{ value: T; arrivedAt: number }> {
+    const response = await this.send('GET', path);
+    const arrivedAt = performance.now();
+    return { value: (await response.json()) as T, arrivedAt };
+  }
+
   async post<T>(path: string, body?: unknown): Promise<T> {
     return (await (await this.send('POST', path, body ?? {})).json()) as T;
   }

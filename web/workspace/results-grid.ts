@@ -141,8 +141,9 @@ export class ResultsGrid {
       });
     this.parts.container.setAttribute('aria-busy', 'true');
     let page: ResultsPage;
+    let arrivedAt: number;
     try {
-      page = await this.api().get<ResultsPage>(url);
+      ({ value: page, arrivedAt } = await this.api().getTimed<ResultsPage>(url));
     } catch (error) {
       if (generation !== this.generation) return;
       this.parts.container.removeAttribute('aria-busy');
@@ -152,14 +153,13 @@ export class ResultsGrid {
       if (generation === this.generation) this.parts.container.removeAttribute('aria-busy');
     }
     if (generation !== this.generation) return;
-    performance.mark('results-arrived');
     this.parts.filterError.textContent = '';
     this.parts.filterInput.removeAttribute('aria-invalid');
     this.offset = pageOffset(url);
     this.render(page, view, focusColumn);
-    // Read by the benchmark: from the page's arrival to the grid laid out.
+    // Read by the benchmark (bench/workspace-page.ts): from the answer's arrival to the grid laid out.
     void this.table.offsetHeight;
-    performance.measure('results-rendered', 'results-arrived');
+    performance.measure('results-rendered', { start: arrivedAt });
     this.changed(view);
   }
 

@@ -109,8 +109,12 @@ export class SqlEditor {
     return this.view.state.doc.toString();
   }
 
+  /** Replaces the whole text; the cursor goes to its end, to go on typing. */
   set text(value: string) {
-    this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: value } });
+    this.view.dispatch({
+      changes: { from: 0, to: this.view.state.doc.length, insert: value },
+      selection: { anchor: value.length },
+    });
   }
 
   /** Replaces the selection (or inserts at the cursor), then puts the cursor after it. */

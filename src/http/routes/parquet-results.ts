@@ -4,11 +4,12 @@ import { pipeline } from 'node:stream/promises';
 import type { Request, Response, Router } from 'express';
 import type { Execution } from '../../executions/execution.js';
 import { writeParquet } from '../../results/parquet-export.js';
-import { parseResultRequest } from '../../results/result-request.js';
+import { parseResultRequest, RESULT_PARAMETERS } from '../../results/result-request.js';
 import type { AppDeps } from '../app-deps.js';
 import { authenticate } from '../authenticate.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
-import { parseQueryId, resultParams } from './results.js';
+import { readQueryParams } from '../query-params.js';
+import { parseQueryId } from './results.js';
 
 /**
  * GET /execution/{id}/results/parquet and /query/{id}/results/parquet: the result as a
@@ -25,7 +26,7 @@ export function parquetResultRoutes(router: Router, deps: AppDeps): void {
   const tmpDir = path.join(deps.config.dataDir, 'tmp');
 
   async function sendParquet(req: Request, res: Response, execution: Execution): Promise<void> {
-    const request = parseResultRequest(resultParams(req));
+    const request = parseResultRequest(readQueryParams(req, RESULT_PARAMETERS));
     const { file, bytes } = await writeParquet(
       database,
       results.servable(execution, request),
