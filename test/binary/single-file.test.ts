@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -152,6 +153,25 @@ describe('the single executable file', () => {
       const response = await fetch(`${url}/settings/${file}`);
       expect(response.status).toBe(200);
       expect((await response.text()).length).toBeGreaterThan(100);
+    }
+
+    // The workspace: the bundle made at build time, each file under the hash of its bytes.
+    const workspace = await fetch(`${url}/`);
+    expect(workspace.status).toBe(200);
+    const assets = [...(await workspace.text()).matchAll(/\/assets\/([\w.-]+)/g)].map((m) => m[1] as string);
+    expect(assets.map((name) => name.replace(/-[0-9a-f]{12}\./, '.')).sort()).toEqual([
+      'favicon.svg',
+      'licenses.txt',
+      'workspace.css',
+      'workspace.js',
+    ]);
+    for (const name of assets) {
+      const response = await fetch(`${url}/assets/${name}`);
+      expect(response.status, name).toBe(200);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(createHash('sha256').update(bytes).digest('hex').slice(0, 12), name).toBe(
+        /-([0-9a-f]{12})\./.exec(name)?.[1],
+      );
     }
 
     const held = start(['refresh']);
