@@ -106,7 +106,7 @@ describe('the single executable file', () => {
     expect(help.output()).toContain('run the saved queries once and exit');
   });
 
-  it('serves from an empty directory: demo data, the metrics, uploads, the settings page; stops on SIGTERM', async () => {
+  it('serves from an empty directory: demo data, the metrics, uploads, the settings page and the workspace; stops on SIGTERM', async () => {
     const service = start([], { PORT: '0' });
     const url = await waitFor(
       'the start-up line',
