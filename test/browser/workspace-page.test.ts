@@ -344,22 +344,43 @@ describe('the workspace page', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
   });
 
-  it('follows a running execution with its state and elapsed time, and cancels it', async () => {
-    const { body } = await service.json<{ execution_id: string }>('/v1/query/1002/execute', {
-      method: 'POST',
-      key: KEYS.alice,
-    });
-    await setHash(`execution=${body.execution_id}`);
-    await textOf(status()).toMatch(/^(Running|Queued) · \d/);
+  it('follows an execution waiting in the queue, then a running one, and cancels each', async () => {
+    // Two executions run at once; the scheduler's start-up run of the slow query holds one
+    // place, the first run here the other, and the next ones wait in order.
+    const submit = async () =>
+      (
+        await service.json<{ execution_id: string }>('/v1/query/1002/execute', {
+          method: 'POST',
+          key: KEYS.alice,
+        })
+      ).body.execution_id;
+    const running = await submit();
+    const other = await submit();
+    const queued = await submit();
     const cancel = page.getByRole('button', { name: 'Cancel' });
-    await visibility(cancel).toBe(true);
+    const stateOf = async (id: string) =>
+      (await service.json<{ state: string }>(`/v1/execution/${id}/status`)).body.state;
+
+    const { body: waiting } = await service.json<{ queue_position?: number }>(`/v1/execution/${queued}/status`);
+    expect(waiting.queue_position).toBeGreaterThan(0);
+    await setHash(`execution=${queued}`);
+    await textOf(status()).toMatch(new RegExp(`^Queued, position ${waiting.queue_position} · [\\d.]+ (ms|s)$`));
     expect(await page.locator('#run').isDisabled()).toBe(true);
-    await shot('11-running');
+    await shot('11-queued');
+    await cancel.click();
+    await textOf(status()).toMatch(/^Cancelled after [\d.]+ (ms|s)\.$/);
+    expect(await stateOf(queued)).toBe('QUERY_STATE_CANCELLED');
+
+    await setHash(`execution=${running}`);
+    await textOf(status()).toMatch(/^Running · [\d.]+ (ms|s)$/);
+    await visibility(cancel).toBe(true);
+    await shot('12-running');
     await cancel.click();
     await textOf(status()).toMatch(/^Cancelled after [\d.]+ (ms|s)\.$/);
     await visibility(cancel).toBe(false);
-    const after = await service.json<{ state: string }>(`/v1/execution/${body.execution_id}/status`);
-    expect(after.body.state).toBe('QUERY_STATE_CANCELLED');
+    expect(await page.locator('#run').isDisabled()).toBe(false);
+    expect(await stateOf(running)).toBe('QUERY_STATE_CANCELLED');
+    await service.json(`/v1/execution/${other}/cancel`, { method: 'POST', key: KEYS.alice });
   });
 
   it('is readable on a narrow window and keeps the key for the tab only', async () => {
@@ -368,7 +389,7 @@ describe('the workspace page', () => {
     // One column: nothing wider than the window but the grid, which scrolls inside itself.
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
-    await shot('12-narrow');
+    await shot('13-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.reload();

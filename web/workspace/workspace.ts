@@ -349,6 +349,7 @@ function setRunning(running: boolean): void {
   runButton.disabled = running;
   cancelButton.hidden = !running;
   runButton.setAttribute('aria-busy', String(running));
+  runStatus.classList.toggle('busy', running);
 }
 
 /**
