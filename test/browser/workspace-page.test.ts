@@ -361,10 +361,14 @@ describe('the workspace page', () => {
     const stateOf = async (id: string) =>
       (await service.json<{ state: string }>(`/v1/execution/${id}/status`)).body.state;
 
-    const { body: waiting } = await service.json<{ queue_position?: number }>(`/v1/execution/${queued}/status`);
+    const { body: waiting } = await service.json<{ queue_position?: number }>(
+      `/v1/execution/${queued}/status`,
+    );
     expect(waiting.queue_position).toBeGreaterThan(0);
     await setHash(`execution=${queued}`);
-    await textOf(status()).toMatch(new RegExp(`^Queued, position ${waiting.queue_position} · [\\d.]+ (ms|s)$`));
+    await textOf(status()).toMatch(
+      new RegExp(`^Queued, position ${waiting.queue_position} · [\\d.]+ (ms|s)$`),
+    );
     expect(await page.locator('#run').isDisabled()).toBe(true);
     await shot('11-queued');
     await cancel.click();

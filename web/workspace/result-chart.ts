@@ -42,6 +42,8 @@ export class ResultChart {
   private generation = 0;
   private resize: ResizeObserver;
   private lastWidth = 0;
+  /** What was drawn last: a new width draws it again without asking the service. */
+  private drawn: { kind: ChartKind; x: string; ys: string[]; points: Point[] } | undefined;
 
   constructor(
     private readonly api: () => Api,
@@ -59,7 +61,10 @@ export class ResultChart {
     parts.y.addEventListener('change', () => void this.draw());
     this.resize = new ResizeObserver(() => {
       const width = parts.figure.clientWidth;
-      if (Math.abs(width - this.lastWidth) > 40 && this.isVisible()) void this.draw();
+      if (Math.abs(width - this.lastWidth) > 40 && this.isVisible() && this.drawn) {
+        const { kind, x, ys, points } = this.drawn;
+        this.render(kind, x, ys, points);
+      }
     });
     this.resize.observe(parts.figure);
   }
@@ -80,6 +85,7 @@ export class ResultChart {
     this.view = undefined;
     this.columns = [];
     this.generation++;
+    this.drawn = undefined;
     this.parts.figure.replaceChildren();
     this.parts.note.textContent = '';
     this.fillChoices();
@@ -124,6 +130,7 @@ export class ResultChart {
     const { kind, x, ys } = this.choice();
     const generation = ++this.generation;
     if (!x || ys.length === 0) {
+      this.drawn = undefined;
       this.parts.figure.replaceChildren();
       this.parts.note.textContent = 'Choose an x column and at least one y column.';
       return;
@@ -140,6 +147,7 @@ export class ResultChart {
       );
     } catch (error) {
       if (generation !== this.generation) return;
+      this.drawn = undefined;
       this.parts.figure.replaceChildren();
       this.parts.note.textContent = `The chart could not be drawn: ${error instanceof ApiError ? error.message : String(error)}`;
       return;
@@ -172,6 +180,7 @@ export class ResultChart {
   }
 
   private render(kind: ChartKind, x: string, ys: string[], points: Point[]): void {
+    this.drawn = { kind, x, ys, points };
     const width = Math.max(320, this.parts.figure.clientWidth);
     this.lastWidth = width;
     const several = ys.length > 1;
