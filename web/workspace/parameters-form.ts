@@ -11,7 +11,8 @@ const TYPES: ParameterType[] = ['text', 'number', 'datetime', 'enum'];
 /** The parameter names of a query, in order of first use. */
 export function parameterNames(sql: string): string[] {
   const names: string[] = [];
-  for (const match of sql.matchAll(/\{\{\s*([^{}]+?)\s*\}\}/g)) {
+  // As the service reads them (src/queries/parameters.ts): what lies between the braces, trimmed.
+  for (const match of sql.matchAll(/\{\{\s*([^{}]*?)\s*\}\}/g)) {
     const name = match[1] as string;
     if (!names.includes(name)) names.push(name);
   }
