@@ -5,13 +5,20 @@
  */
 import { echo, SourceText } from './errors.js';
 import { displayName, type ResultColumn, resolveColumn } from './identifiers.js';
-import { checkText, readQuotedName } from './lexer.js';
+import { checkText, readNamesTwice, readQuotedName } from './lexer.js';
 
 const WHITESPACE = /\s/u;
+/** What may follow a quoted name here, so that `"a\"b\"` (the TypeScript client's `a"b\`) names `a"b\`. */
+const FOLLOWS_NAME = /\s*(?:,|$)/y;
 
 export function resolveColumns(text: string, columns: readonly ResultColumn[]): ResultColumn[] {
   const source = new SourceText('columns', text);
   checkText(source);
+  return readNamesTwice(source, (eager) => readColumns(source, columns, eager));
+}
+
+function readColumns(source: SourceText, columns: readonly ResultColumn[], eager: boolean): ResultColumn[] {
+  const { text } = source;
   const resolved: ResultColumn[] = [];
   const seen = new Set<string>();
   let i = 0;
@@ -25,7 +32,7 @@ export function resolveColumns(text: string, columns: readonly ResultColumn[]): 
     let name: string;
     const start = i;
     if (text[i] === '"') {
-      const quoted = readQuotedName(source, i);
+      const quoted = readQuotedName(source, i, FOLLOWS_NAME, eager);
       name = quoted.name;
       i = quoted.end;
       skipSpace();

@@ -1,17 +1,12 @@
 import { echo, type SourceText } from './errors.js';
+import { quoteIdentifier } from './quote-identifier.js';
+
+export { quoteIdentifier };
 
 /** A column of a result, as the results layer knows it. `type` is DuckDB's type name in lower case. */
 export interface ResultColumn {
   name: string;
   type: string;
-}
-
-/**
- * The one function that writes an identifier into SQL. Every name that reaches it has been
- * matched against the result's real columns first; doubling `"` makes any name safe anyway.
- */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** A name that may be written without quotes: a letter or `_`, then letters, marks, digits, `_`. */
@@ -34,9 +29,15 @@ export const FILTER_KEYWORDS: ReadonlySet<string> = new Set([
   'between',
 ]);
 
-/** How a client would write this column name: bare when it can be, double-quoted otherwise. */
+/**
+ * How a client would write this column name: bare when it can be, double-quoted otherwise, with
+ * `""` for a quote unless a backslash precedes one (`""` after a backslash would read as `\"` and `"`).
+ */
 export function displayName(name: string): string {
-  return BARE_NAME.test(name) && !FILTER_KEYWORDS.has(name.toLowerCase()) ? name : quoteIdentifier(name);
+  if (BARE_NAME.test(name) && !FILTER_KEYWORDS.has(name.toLowerCase())) {
+    return name;
+  }
+  return name.includes('\\"') ? `"${name.replaceAll('"', '\\"')}"` : quoteIdentifier(name);
 }
 
 const MAX_LISTED_COLUMNS = 60;

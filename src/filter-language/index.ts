@@ -14,7 +14,7 @@ export { QueryLanguageError } from './errors.js';
 export type { ExactNumber } from './exact-numbers.js';
 export { compileFilters, parseFilters } from './filters.js';
 export type { ResultColumn } from './identifiers.js';
-export { quoteIdentifier } from './identifiers.js';
 export { MAX_LIST_ITEMS, MAX_NESTING_DEPTH, MAX_TEXT_BYTES } from './limits.js';
+export { quoteIdentifier } from './quote-identifier.js';
 export type { SortKey } from './sort-by.js';
 export { compileSortBy, parseSortBy } from './sort-by.js';

@@ -1,17 +1,22 @@
+/**
+ * The tokens of the language, read from the client's text where they stand. `readToken` reads one
+ * at an index: the filter parser's jsep plugin calls it at jsep's index, and `tokenize` calls it
+ * for the keyword pass and for `sort_by`. Anything outside the language is an error here.
+ */
 import { echo, type SourceText } from './errors.js';
-import { BARE_NAME_PART, BARE_NAME_START } from './identifiers.js';
 import { MAX_TEXT_BYTES } from './limits.js';
 
 export type SymbolText = '(' | ')' | ',' | '.' | '=' | '!=' | '<>' | '<' | '<=' | '>' | '>=';
 
-/** `start` and `end` are UTF-16 indices into the source text. */
-export type Token =
-  | { kind: 'word'; text: string; start: number; end: number }
-  | { kind: 'quoted-name'; name: string; start: number; end: number }
-  | { kind: 'string'; value: string; start: number; end: number }
-  | { kind: 'number'; text: string; start: number; end: number }
-  | { kind: 'hex'; digits: string; start: number; end: number }
-  | { kind: 'symbol'; text: SymbolText; start: number; end: number };
+/** `start` and `end` are UTF-16 indices into the client's text. */
+export type Token = { start: number; end: number } & (
+  | { kind: 'word'; text: string }
+  | { kind: 'quoted-name'; name: string }
+  | { kind: 'string'; value: string }
+  | { kind: 'number'; text: string }
+  | { kind: 'hex'; digits: string }
+  | { kind: 'symbol'; text: SymbolText }
+);
 
 /**
  * Refuses text that no later stage should see: more than MAX_TEXT_BYTES of UTF-8, or a
@@ -19,35 +24,31 @@ export type Token =
  */
 export function checkText(source: SourceText): void {
   const { text } = source;
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
+  const lone = text.search(/[\uD800-\uDFFF]/u);
+  for (let i = 0, bytes = 0; i < (lone === -1 ? text.length : lone); i++) {
     const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (!(next >= 0xdc00 && next <= 0xdfff)) {
-        throw source.error(i, 'invalid character (an unpaired UTF-16 surrogate)');
-      }
-      bytes += 4;
-      i++;
-    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
-      throw source.error(i, 'invalid character (an unpaired UTF-16 surrogate)');
-    } else {
-      bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : 3;
-    }
+    // A surrogate pair is one character of four bytes, counted at its second half.
+    bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : unit < 0xd800 || unit > 0xdfff ? 3 : unit < 0xdc00 ? 0 : 4;
     if (bytes > MAX_TEXT_BYTES) {
       throw source.error(i, `text longer than ${MAX_TEXT_BYTES} bytes`, 'shorten the expression');
     }
   }
+  if (lone !== -1) {
+    throw source.error(lone, 'invalid character (an unpaired UTF-16 surrogate)');
+  }
 }
 
-const NUMBER = /[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?/y;
-const HEX = /0[xX][0-9a-fA-F]*/y;
-const WORD = /[\p{L}_][\p{L}\p{M}\p{N}_]*/uy;
-const WHITESPACE = /\s/u;
-const DIGIT = /[0-9]/;
-
-const TWO_CHAR_SYMBOLS: ReadonlySet<string> = new Set(['!=', '<>', '<=', '>=']);
-const ONE_CHAR_SYMBOLS: ReadonlySet<string> = new Set(['(', ')', ',', '.', '=', '<', '>']);
+/** Hex before numbers, so that `0x1` is hex; `==` is a slip, answered below, not `=` twice. */
+const TOKEN =
+  /(0[xX][0-9a-fA-F]*)|([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)|([\p{L}_][\p{L}\p{M}\p{N}_]*)|(!=|<>|<=|>=|(?!==)[(),.=<>])/uy;
+const NAME_PART = /[\p{L}\p{M}\p{N}_]/uy;
+/** A malformed literal is quoted whole in its message: this run of characters. */
+const WORD_LIKE = /[\p{L}\p{M}\p{N}_.+-]*/uy;
+const SPACES = /\s*/uy;
+/** A SQL string: `''` is a quote inside it, and a backslash just a backslash. */
+const STRING = /'(?:[^']|'')*'(?!')/y;
+/** The body of a quoted name up to its closing quote: `""` and `\"` are quotes inside it. */
+const QUOTED_BODY = /(?:""|\\"|[^"])*/y;
 
 /** Common slips, answered with what to write instead. */
 const MISTAKES: ReadonlyMap<string, string> = new Map([
@@ -57,179 +58,147 @@ const MISTAKES: ReadonlyMap<string, string> = new Map([
   ['!', 'write NOT, or != to compare'],
   ['`', 'double-quote column names: "my column"'],
   [';', 'semicolons are not part of the language'],
-  ['[', 'IN lists are written in parentheses: col IN (1, 2)'],
-  [']', 'IN lists are written in parentheses: col IN (1, 2)'],
-  ['\u2018', "quote strings with ' (U+0027)"],
-  ['\u2019', "quote strings with ' (U+0027)"],
-  ['\u201a', "quote strings with ' (U+0027)"],
-  ['\u201b', "quote strings with ' (U+0027)"],
-  ['\u2032', "quote strings with ' (U+0027)"],
-  ['\u201c', 'quote column names with " (U+0022)'],
-  ['\u201d', 'quote column names with " (U+0022)'],
-  ['\u201e', 'quote column names with " (U+0022)'],
-  ['\u201f', 'quote column names with " (U+0022)'],
-  ['\u2033', 'quote column names with " (U+0022)'],
-  ['+', 'arithmetic is not supported'],
-  ['-', 'arithmetic is not supported'],
-  ['*', 'arithmetic is not supported'],
-  ['/', 'arithmetic is not supported'],
-  ['%', 'arithmetic is not supported'],
+  ...[...'[]'].map((c): [string, string] => [c, 'IN lists are written in parentheses: col IN (1, 2)']),
+  ...[...'\u2018\u2019\u201a\u201b\u2032'].map((c): [string, string] => [c, "quote strings with ' (U+0027)"]),
+  ...[...'\u201c\u201d\u201e\u201f\u2033'].map((c): [string, string] => [
+    c,
+    'quote column names with " (U+0022)',
+  ]),
+  ...[...'+-*/%'].map((c): [string, string] => [c, 'arithmetic is not supported']),
 ]);
 
-/** The character (a whole code point) at UTF-16 index `i`. */
-function charAt(text: string, i: number): string {
-  const code = text.codePointAt(i);
-  return code === undefined ? '' : String.fromCodePoint(code);
-}
-
-function sticky(pattern: RegExp, text: string, i: number): string | undefined {
+/** The match of a sticky pattern at `i`, if any. */
+function matchAt(pattern: RegExp, text: string, i: number): string | undefined {
   pattern.lastIndex = i;
   return pattern.exec(text)?.[0];
 }
 
-/** Splits the text of `filters` or `sort_by` into tokens; anything outside the language is an error. */
-export function tokenize(source: SourceText): Token[] {
+/** The index of the first character at or after `i` that is not a space. */
+export function skipSpaces(text: string, i: number): number {
+  return i + (matchAt(SPACES, text, i)?.length ?? 0);
+}
+
+/**
+ * The token at `i` (not a space). `nameFollower` and `eager` tell where a quoted name ends
+ * (see `readQuotedName`).
+ */
+export function readToken(source: SourceText, i: number, nameFollower: RegExp, eager = false): Token {
   const { text } = source;
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = charAt(text, i);
-    const next = text[i + 1] ?? '';
-    if (WHITESPACE.test(c)) {
-      i += c.length;
-    } else if (c === "'") {
-      const { value, end } = readString(source, i);
-      tokens.push({ kind: 'string', value, start: i, end });
-      i = end;
-    } else if (c === '"') {
-      const { name, end } = readQuotedName(source, i);
-      tokens.push({ kind: 'quoted-name', name, start: i, end });
-      i = end;
-    } else if (c === '0' && (next === 'x' || next === 'X')) {
-      const raw = sticky(HEX, text, i) ?? '';
-      const end = i + raw.length;
-      if (BARE_NAME_PART.test(charAt(text, end))) {
-        throw source.error(
-          i,
-          `invalid hex literal ${echo(readWordLike(text, i))}`,
-          'write 0x followed by hex digits',
-        );
-      }
-      tokens.push({ kind: 'hex', digits: raw.slice(2), start: i, end });
-      i = end;
-    } else if (startsNumber(text, i)) {
-      const raw = sticky(NUMBER, text, i) ?? '';
-      const end = i + raw.length;
-      const after = charAt(text, end);
-      if (BARE_NAME_PART.test(after) || after === '.') {
-        throw source.error(i, `invalid number ${echo(readWordLike(text, i))}`);
-      }
-      tokens.push({ kind: 'number', text: raw, start: i, end });
-      i = end;
-    } else if (BARE_NAME_START.test(c)) {
-      const word = sticky(WORD, text, i) ?? c;
-      tokens.push({ kind: 'word', text: word, start: i, end: i + word.length });
-      i += word.length;
-    } else if (TWO_CHAR_SYMBOLS.has(c + next)) {
-      tokens.push({ kind: 'symbol', text: (c + next) as SymbolText, start: i, end: i + 2 });
-      i += 2;
-    } else if (MISTAKES.has(c + next)) {
-      throw source.error(i, `unexpected ${echo(c + next)}`, MISTAKES.get(c + next));
-    } else if (ONE_CHAR_SYMBOLS.has(c)) {
-      tokens.push({ kind: 'symbol', text: c as SymbolText, start: i, end: i + 1 });
-      i += 1;
-    } else {
-      throw source.error(i, `unexpected character ${echo(c)}`, MISTAKES.get(c));
+  if (text[i] === '"') {
+    return readQuotedName(source, i, nameFollower, eager);
+  }
+  if (text[i] === "'") {
+    const string = matchAt(STRING, text, i);
+    if (string === undefined) {
+      throw source.error(i, 'unterminated string', "close it with ', and write '' for a quote inside it");
     }
+    return {
+      kind: 'string',
+      value: string.slice(1, -1).replaceAll("''", "'"),
+      start: i,
+      end: i + string.length,
+    };
+  }
+  TOKEN.lastIndex = i;
+  const [raw = '', hex, number, word] = TOKEN.exec(text) ?? [];
+  const end = i + raw.length;
+  if (
+    (hex ?? number) !== undefined &&
+    (matchAt(NAME_PART, text, end) !== undefined || (number && text[end] === '.'))
+  ) {
+    const whole = echo(matchAt(WORD_LIKE, text, i) ?? '');
+    throw number === undefined
+      ? source.error(i, `invalid hex literal ${whole}`, 'write 0x followed by hex digits')
+      : source.error(i, `invalid number ${whole}`);
+  }
+  if (raw !== '') {
+    return hex !== undefined
+      ? { kind: 'hex', digits: hex.slice(2), start: i, end }
+      : number !== undefined
+        ? { kind: 'number', text: number, start: i, end }
+        : word !== undefined
+          ? { kind: 'word', text: word, start: i, end }
+          : { kind: 'symbol', text: raw as SymbolText, start: i, end };
+  }
+  const pair = text.slice(i, i + 2);
+  const c = String.fromCodePoint(text.codePointAt(i) ?? 0);
+  throw MISTAKES.has(pair)
+    ? source.error(i, `unexpected ${echo(pair)}`, MISTAKES.get(pair))
+    : source.error(i, `unexpected character ${echo(c)}`, MISTAKES.get(c));
+}
+
+/** Every token of `filters` or `sort_by`. */
+export function tokenize(source: SourceText, nameFollower: RegExp, eager = false): Token[] {
+  const tokens: Token[] = [];
+  for (let i = skipSpaces(source.text, 0); i < source.text.length; ) {
+    const token = readToken(source, i, nameFollower, eager);
+    tokens.push(token);
+    i = skipSpaces(source.text, token.end);
   }
   return tokens;
 }
 
-function startsNumber(text: string, i: number): boolean {
-  const c = text[i] ?? '';
-  if (DIGIT.test(c)) {
-    return true;
-  }
-  const next = text[i + 1] ?? '';
-  if (c === '.') {
-    return DIGIT.test(next);
-  }
-  if (c === '+' || c === '-') {
-    return DIGIT.test(next) || (next === '.' && DIGIT.test(text[i + 2] ?? ''));
-  }
-  return false;
-}
+const unescapeName = (body: string): string => body.replace(/""|\\"/g, '"');
 
-/** The run of identifier-like characters at `i`, to quote a malformed literal whole. */
-function readWordLike(text: string, i: number): string {
-  let end = i;
-  while (end < text.length && /[\p{L}\p{M}\p{N}_.+-]/u.test(charAt(text, end))) {
-    end += charAt(text, end).length;
-  }
-  return text.slice(i, end);
-}
-
-/** A SQL string literal starting at `start`: `''` is a quote; a backslash is just a backslash. */
-function readString(source: SourceText, start: number): { value: string; end: number } {
+/**
+ * A double-quoted name at `start`. Inside it `""` is a quote, as in SQL, and so is `\"`, which
+ * the official TypeScript client writes, leaving backslashes as they are: a name that ends in a
+ * backslash arrives as `"x\"`. So a `\"` is a quote only where that leaves a well-formed name,
+ * one after which `follower` (what follows a name in this parameter) matches. The name ends at the
+ * first quote that is neither `""` nor `\"` if it is well-formed there (text read before reads as
+ * before); otherwise at the last `\"` where it is, the backslash ending the name; or, `eager`
+ * (see `readNamesTwice`), at the first.
+ */
+export function readQuotedName(
+  source: SourceText,
+  start: number,
+  follower: RegExp,
+  eager = false,
+): Extract<Token, { kind: 'quoted-name' }> {
   const { text } = source;
-  let value = '';
-  let i = start + 1;
-  for (;;) {
-    const close = text.indexOf("'", i);
-    if (close === -1) {
-      throw source.error(start, 'unterminated string', "close it with ', and write '' for a quote inside it");
-    }
-    value += text.slice(i, close);
-    if (text[close + 1] === "'") {
-      value += "'";
-      i = close + 2;
-    } else {
-      return { value, end: close + 1 };
-    }
+  const close = start + 1 + (matchAt(QUOTED_BODY, text, start + 1)?.length ?? 0);
+  const wellFormed = (after: number) => matchAt(follower, text, after) !== undefined;
+  const ends = [...text.slice(start + 1, close).matchAll(/\\"/g)]
+    .map((m) => start + 3 + m.index)
+    .filter(wellFormed);
+  const end = eager ? ends[0] : wellFormed(close + 1) ? undefined : ends.at(-1);
+  if (end !== undefined) {
+    return { kind: 'quoted-name', name: `${unescapeName(text.slice(start + 1, end - 2))}\\`, start, end };
   }
+  if (close >= text.length) {
+    const hint = 'close it with ", and write "" or \\" for a quote inside it';
+    throw source.error(start, 'unterminated column name', hint);
+  }
+  const name = unescapeName(text.slice(start + 1, close));
+  if (name === '') {
+    throw source.error(start, 'empty column name ""');
+  }
+  return { kind: 'quoted-name', name, start, end: close + 1 };
 }
 
 /**
- * A double-quoted name starting at `start`. Inside it `""` is a quote, as in SQL, and so is
- * `\"`, which the official TypeScript client sends; any other backslash is kept as it is.
+ * Reads a parameter with `read`, and once more with each quoted name ending at its first possible
+ * end if that fails and the text holds a `\"`: a name that ends in a backslash may read on into a
+ * later name or string whose quote happens to be well-formed too. The first error stands.
  */
-export function readQuotedName(source: SourceText, start: number): { name: string; end: number } {
-  const { text } = source;
-  let name = '';
-  let i = start + 1;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"' && text[i + 1] === '"') {
-      name += '"';
-      i += 2;
-    } else if (c === '\\' && text[i + 1] === '"') {
-      name += '"';
-      i += 2;
-    } else if (c === '"') {
-      if (name === '') {
-        throw source.error(start, 'empty column name ""');
-      }
-      return { name, end: i + 1 };
-    } else {
-      name += c;
-      i += 1;
+export function readNamesTwice<T>(source: SourceText, read: (eager: boolean) => T): T {
+  try {
+    return read(false);
+  } catch (error) {
+    if (!source.text.includes('\\"')) {
+      throw error;
+    }
+    try {
+      return read(true);
+    } catch {
+      throw error;
     }
   }
-  throw source.error(
-    start,
-    'unterminated column name',
-    'close it with ", and write "" or \\" for a quote inside it',
-  );
-}
-
-/** How a token looks in the client's text. */
-export function tokenSource(source: SourceText, token: Token): string {
-  return source.text.slice(token.start, token.end);
 }
 
 /** A token for a message: quoted, unless it is a string literal, which brings its own quotes. */
 export function describeToken(source: SourceText, token: Token | undefined): string {
   return token === undefined
     ? 'the end'
-    : echo(tokenSource(source, token), token.kind === 'string' ? '' : "'");
+    : echo(source.text.slice(token.start, token.end), token.kind === 'string' ? '' : "'");
 }

@@ -4,7 +4,11 @@
  */
 import { echo, SourceText } from './errors.js';
 import { displayName, quoteIdentifier, type ResultColumn, resolveColumn } from './identifiers.js';
-import { checkText, describeToken, type Token, tokenize } from './lexer.js';
+import { checkText, describeToken, readNamesTwice, type Token, tokenize } from './lexer.js';
+
+/** What follows a name in `sort_by`, so that in `"x\" DESC` the column is `x\` (see `readQuotedName`). */
+const FOLLOWS_SORT_NAME =
+  /\s*(?:(?:asc|desc)(?![\p{L}\p{M}\p{N}_])\s*)?(?:nulls\s+(?:first|last)(?![\p{L}\p{M}\p{N}_])\s*)?(?:,|$)/iuy;
 
 export interface SortKey {
   column: ResultColumn;
@@ -16,33 +20,22 @@ export interface SortKey {
 export function parseSortBy(text: string, columns: readonly ResultColumn[]): SortKey[] {
   const source = new SourceText('sort_by', text);
   checkText(source);
-  const tokens = tokenize(source);
+  return readNamesTwice(source, (eager) =>
+    sortKeys(source, tokenize(source, FOLLOWS_SORT_NAME, eager), columns),
+  );
+}
+
+function sortKeys(source: SourceText, tokens: readonly Token[], columns: readonly ResultColumn[]): SortKey[] {
   const keys: SortKey[] = [];
-  let k = 0;
   const word = (token: Token | undefined): string | undefined =>
     token?.kind === 'word' ? token.text.toLowerCase() : undefined;
   const found = (token: Token | undefined): string => describeToken(source, token);
-
-  for (;;) {
-    const nameToken = tokens[k];
-    if (nameToken?.kind !== 'word' && nameToken?.kind !== 'quoted-name') {
-      const where = k === 0 ? '' : " after ','";
-      throw source.error(
-        nameToken?.start ?? text.length,
-        `expected a column name${where}, found ${found(nameToken)}`,
-        nameToken?.kind === 'string' ? 'double-quote names: "my column"' : undefined,
-      );
-    }
-    const name = nameToken.kind === 'word' ? nameToken.text : nameToken.name;
-    const after = tokens[k + 1];
-    if (after?.kind === 'symbol' && (after.text === '(' || after.text === '.')) {
-      throw source.error(
-        nameToken.start,
-        `expected a column name, found ${echo(source.text.slice(nameToken.start, after.end))}`,
-        'sort_by takes column names only',
-      );
-    }
-    const key: SortKey = { column: resolveColumn(source, columns, name, nameToken.start), direction: 'ASC' };
+  for (let k = 0; ; k++) {
+    const name = sortName(source, tokens, k);
+    const key: SortKey = {
+      column: resolveColumn(source, columns, name, (tokens[k] as Token).start),
+      direction: 'ASC',
+    };
     k++;
     const direction = word(tokens[k]);
     const hasDirection = direction === 'asc' || direction === 'desc';
@@ -54,7 +47,7 @@ export function parseSortBy(text: string, columns: readonly ResultColumn[]): Sor
       const order = word(tokens[k + 1]);
       if (order !== 'first' && order !== 'last') {
         throw source.error(
-          tokens[k + 1]?.start ?? text.length,
+          tokens[k + 1]?.start ?? source.text.length,
           `expected FIRST or LAST after NULLS, found ${found(tokens[k + 1])}`,
         );
       }
@@ -78,8 +71,28 @@ export function parseSortBy(text: string, columns: readonly ResultColumn[]): Sor
         `expected ${options} after ${displayName(name)}, found ${found(separator)}`,
       );
     }
-    k++;
   }
+}
+
+/** The column name at token `k`: a name, and not the start of a call or a qualified name. */
+function sortName(source: SourceText, tokens: readonly Token[], k: number): string {
+  const token = tokens[k];
+  if (token?.kind !== 'word' && token?.kind !== 'quoted-name') {
+    throw source.error(
+      token?.start ?? source.text.length,
+      `expected a column name${k === 0 ? '' : " after ','"}, found ${describeToken(source, token)}`,
+      token?.kind === 'string' ? 'double-quote names: "my column"' : undefined,
+    );
+  }
+  const after = tokens[k + 1];
+  if (after?.kind === 'symbol' && (after.text === '(' || after.text === '.')) {
+    throw source.error(
+      token.start,
+      `expected a column name, found ${echo(source.text.slice(token.start, after.end))}`,
+      'sort_by takes column names only',
+    );
+  }
+  return token.kind === 'word' ? token.text : token.name;
 }
 
 /** `sort_by` as ORDER BY keys (without `ORDER BY`): names and keywords only, no parameters. */

@@ -1,14 +1,16 @@
 /**
  * The one place that writes user-influenced names and text into SQL. Values are bound
- * as parameters everywhere else; these two exist for identifiers and for the few
- * options DuckDB accepts only as literals (such as read_csv's column map).
+ * as parameters everywhere else; these exist for identifiers and for the few options
+ * DuckDB accepts only as literals (such as read_csv's column map).
  */
+import { quoteIdentifier } from '../filter-language/quote-identifier.js';
 
-/** A double-quoted identifier, with quotes doubled (DuckDB and standard SQL). */
-export function quoteIdentifier(name: string): string {
-  if (name.includes('\u0000')) throw new Error('identifier contains a NUL character');
-  return `"${name.replaceAll('"', '""')}"`;
-}
+/**
+ * A double-quoted identifier. The one quoter is the filter language's, a leaf module: the
+ * filter language may import nothing of ours, so the quoter cannot live here, while storage
+ * may import a leaf like any layer. One function, one NUL rule.
+ */
+export { quoteIdentifier };
 
 /** `schema.table`, both parts quoted. */
 export function qualifiedName(schema: string, table: string): string {

@@ -87,6 +87,7 @@ const VICTIMS: readonly FixtureRow[] = PAYLOADS.map((payload, i) => ({
 }));
 
 const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`;
+// Written here by hand, not with the code under test, so that the fixture does not share its faults.
 const sqlName = (text: string) => `"${text.replaceAll('"', '""')}"`;
 const clientName = (text: string) => `"${text.replaceAll('"', '\\"')}"`;
 

@@ -5,6 +5,7 @@ import {
   quoteIdentifier,
   resolveColumns,
 } from '../../src/filter-language/index.js';
+import { quoteIdentifier as storageQuoteIdentifier } from '../../src/storage/sql.js';
 import { COLUMNS } from './support/columns.js';
 
 const VALID = COLUMNS.map((c) =>
@@ -32,6 +33,14 @@ describe('quoteIdentifier', () => {
     ["it's; DROP TABLE x --", '"it\'s; DROP TABLE x --"'],
   ])('%s → %s', (name, quoted) => {
     expect(quoteIdentifier(name)).toBe(quoted);
+  });
+
+  it('refuses a NUL, which DuckDB would read as the end of the statement', () => {
+    expect(() => quoteIdentifier('a\u0000b')).toThrow('identifier contains a NUL character');
+  });
+
+  it('is the one quoter: storage uses the same function', () => {
+    expect(storageQuoteIdentifier).toBe(quoteIdentifier);
   });
 });
 

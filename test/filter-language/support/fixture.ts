@@ -3,7 +3,7 @@
  * whose values sit on the edges (type limits, NULL, NaN, quotes, LIKE wildcards). The property
  * and injection tests run compiled filters against it in DuckDB and against `evaluate`.
  */
-import type { ResultColumn } from '../../../src/filter-language/index.js';
+import { quoteIdentifier, type ResultColumn } from '../../../src/filter-language/index.js';
 import type { TestDatabase } from './duckdb.js';
 
 export type ValueKind = 'exact' | 'double' | 'text' | 'boolean' | 'date' | 'timestamp' | 'bytes';
@@ -229,7 +229,7 @@ function insertParam(column: FixtureColumn, value: CellValue | null): string | b
 }
 
 export async function createFixture(db: TestDatabase, table = FIXTURE_TABLE): Promise<void> {
-  const columns = FIXTURE_COLUMNS.map((c) => `${quote(c.name)} ${c.type.toUpperCase()}`).join(', ');
+  const columns = FIXTURE_COLUMNS.map((c) => `${quoteIdentifier(c.name)} ${c.type.toUpperCase()}`).join(', ');
   await db.rows(`CREATE TABLE ${table} (${columns})`);
   const placeholders = FIXTURE_COLUMNS.map((c) => c.insert).join(', ');
   for (const row of FIXTURE_ROWS) {
@@ -238,8 +238,4 @@ export async function createFixture(db: TestDatabase, table = FIXTURE_TABLE): Pr
       FIXTURE_COLUMNS.map((c) => insertParam(c, row[c.name] ?? null)),
     );
   }
-}
-
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
