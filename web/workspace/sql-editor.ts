@@ -2,6 +2,7 @@ import {
   autocompletion,
   closeBrackets,
   closeBracketsKeymap,
+  closeCompletion,
   completionKeymap,
 } from '@codemirror/autocomplete';
 import { defaultKeymap, history, historyKeymap } from '@codemirror/commands';
@@ -55,6 +56,28 @@ const theme = EditorView.theme({
   '.cm-activeLineGutter': { backgroundColor: 'var(--active-line)' },
   '&.cm-focused .cm-selectionBackground, .cm-selectionBackground': { backgroundColor: 'var(--selection)' },
   '.cm-scroller': { overflow: 'auto', maxHeight: '50vh' },
+  // @codemirror/lint draws its marks as data: images, which img-src 'self' refuses: CSS instead.
+  '.cm-lintRange-error': {
+    backgroundImage: 'none',
+    textDecoration: 'underline wavy var(--danger)',
+    textDecorationSkipInk: 'none',
+    textUnderlineOffset: '3px',
+  },
+  '.cm-lint-marker-error': {
+    content: 'normal',
+    boxSizing: 'border-box',
+    width: '0.8em',
+    height: '0.8em',
+    margin: '0.2em 0.1em',
+    borderRadius: '50%',
+    background: 'var(--danger)',
+  },
+  '.cm-diagnostic-error': { borderLeftColor: 'var(--danger)' },
+  '.cm-tooltip': {
+    backgroundColor: 'var(--surface)',
+    color: 'var(--text)',
+    border: '1px solid var(--border)',
+  },
 });
 
 export interface EditorEvents {
@@ -67,7 +90,9 @@ export class SqlEditor {
   private readonly language = new Compartment();
 
   constructor(parent: HTMLElement, events: EditorEvents) {
-    const run = () => {
+    const run = (view: EditorView) => {
+      // A completion list left open would cover the result's first lines.
+      closeCompletion(view);
       events.run();
       return true;
     };
@@ -141,19 +166,21 @@ export class SqlEditor {
     });
   }
 
-  /** Marks the service's message at a position of the SQL (0-based, in characters), or the whole text. */
+  /**
+   * Marks the service's message at a position of the SQL (0-based, in characters): the word
+   * there is underlined, the cursor put on it. Without a position the message alone says it.
+   */
   showError(message: string, position?: number): void {
     const length = this.view.state.doc.length;
-    let from = 0;
-    let to = length;
-    if (position !== undefined && position >= 0 && position <= length) {
-      from = position;
-      const line = this.view.state.doc.lineAt(position);
-      const word = /^[\w$"'.]+/.exec(this.view.state.sliceDoc(position, line.to));
-      to = Math.max(from + (word?.[0].length ?? 1), from);
-      to = Math.min(to, length);
-      this.view.dispatch({ selection: { anchor: from }, scrollIntoView: true });
+    if (position === undefined || position < 0 || position > length) {
+      this.clearError();
+      return;
     }
+    const line = this.view.state.doc.lineAt(position);
+    const word = /^[\w$"'.]+/.exec(this.view.state.sliceDoc(position, line.to));
+    const to = Math.min(length, position + (word?.[0].length ?? 1));
+    const from = to > position ? position : Math.max(0, position - 1);
+    this.view.dispatch({ selection: { anchor: position }, scrollIntoView: true });
     this.view.dispatch(setDiagnostics(this.view.state, [{ from, to, severity: 'error', message }]));
   }
 

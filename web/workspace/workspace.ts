@@ -177,10 +177,21 @@ export function sqlErrorPosition(message: string, sql: string): number | undefin
   return (line[2] as string) === lines[lineNumber - 1] ? offset + column : offset;
 }
 
+/** A refusal or a failure: the message, marked in the SQL; the last result is gone with it. */
 function showRunError(title: string, message: string): void {
   runError.replaceChildren(h('p', { class: 'run-error-title' }, title), h('pre', {}, message));
   runError.hidden = false;
   editor.showError(message, sqlErrorPosition(message, editor.text));
+  showNoResult('No result: the query did not complete.');
+}
+
+function showNoResult(message: string): void {
+  grid.clear();
+  chart.clear();
+  resultsBody.hidden = true;
+  downloads.hidden = true;
+  resultsEmpty.hidden = false;
+  resultsEmpty.textContent = message;
 }
 
 function clearRunError(): void {
@@ -429,6 +440,7 @@ async function follow(executionId: string, started: number): Promise<void> {
       break;
     case STATES.cancelled:
       announce(`Cancelled after ${elapsed}.`);
+      showNoResult('No result: the execution was cancelled.');
       break;
     case STATES.failed:
       announce(`Failed after ${elapsed}.`, true);
@@ -445,12 +457,7 @@ async function showFinished(executionId: string, known?: ExecutionStatus): Promi
     known ??
     (await currentApi().get<ExecutionStatus>(`/v1/execution/${encodeURIComponent(executionId)}/status`));
   if (status.state !== STATES.completed && status.state !== STATES.completedPartial) {
-    grid.clear();
-    chart.clear();
-    resultsBody.hidden = true;
-    downloads.hidden = true;
-    resultsEmpty.hidden = false;
-    resultsEmpty.textContent = status.error?.message ?? `This execution has no result (${status.state}).`;
+    showNoResult(status.error?.message ?? `This execution has no result (${status.state}).`);
     return;
   }
   resultsEmpty.hidden = true;
@@ -583,6 +590,14 @@ byId('download-parquet').addEventListener(
   'click',
   (event) => void downloadAs('parquet', event.currentTarget as HTMLButtonElement),
 );
+// Ctrl/Cmd+Enter runs from anywhere in the workspace, e.g. a parameter's field (the editor
+// handles it itself first).
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey) || event.defaultPrevented) return;
+  if (workspace.hidden || (event.target as Element | null)?.closest('dialog')) return;
+  event.preventDefault();
+  void run();
+});
 window.addEventListener('hashchange', () => {
   if (api) void openFromAddress();
 });
