@@ -217,6 +217,15 @@ export class ResultsGrid {
         h('th', { scope: 'col', 'aria-sort': sorted, class: numeric[i] ? 'num' : undefined }, button),
       );
     });
+    // An empty last column takes the room the data does not need, so that narrow results
+    // keep their columns as wide as their values rather than spread over the page.
+    const filler = () => {
+      const td = document.createElement('td');
+      td.className = 'filler';
+      td.setAttribute('aria-hidden', 'true');
+      return td;
+    };
+    headRow.append(filler());
     // Rows as one fragment: a 1,000-row page lays out once.
     const body = document.createElement('tbody');
     const first = this.offset + 1;
@@ -236,6 +245,7 @@ export class ResultsGrid {
         if (text.length > 40) td.title = text;
         tr.append(td);
       });
+      tr.append(filler());
       body.append(tr);
     });
     this.table.replaceChildren(h('thead', {}, headRow), body);

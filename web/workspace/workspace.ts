@@ -577,6 +577,11 @@ keyForm.addEventListener('submit', (event) => {
 });
 
 byId('forget-key').addEventListener('click', () => signOut());
+// The skip link moves the focus without touching the address, which names the open query.
+document.querySelector('.skip-link')?.addEventListener('click', (event) => {
+  event.preventDefault();
+  heading.focus();
+});
 runButton.addEventListener('click', () => void run());
 cancelButton.addEventListener('click', () => void cancel());
 saveButton.addEventListener('click', () => void save({ asNew: !ownsOpenQuery() }));
