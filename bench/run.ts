@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
+import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runUploadBenchmark } from './upload.js';
@@ -9,7 +10,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, workspace).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, workspace).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   },
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
+  sandbox: () => runSandboxBenchmark(),
   workspace: () => runWorkspaceBenchmark(),
 };
 

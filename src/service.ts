@@ -4,12 +4,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { KeyStore } from './auth/key-store.js';
-import { type Config, duckdbSettings } from './config/config.js';
+import { type Config, duckdbAllowedDirectories, duckdbSettings } from './config/config.js';
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
 import { configuredSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
+import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { ResultRows } from './results/result-rows.js';
@@ -69,7 +70,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
-  const database = await Database.open({ path: databaseFile, settings: duckdbSettings(config) });
+  const database = await Database.open({
+    path: databaseFile,
+    settings: duckdbSettings(config),
+    allowedDirectories: duckdbAllowedDirectories(config),
+  });
   try {
     await migrate(database);
     if (fresh && config.demoData) {
@@ -109,8 +114,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
     { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
   );
+  metrics.watchCaches(() => results.caches);
+  metrics.watchDatabaseMemory(() => database.memoryBytes());
   const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
   const server = http.createServer(app);
+  answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     // Node's own answers to unparseable requests are bare text; ours are JSON like the rest.
     if (!socket.writable) return;

@@ -22,6 +22,11 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--max-result-rows <n>', 'MAX_RESULT_ROWS', 'larger results are kept truncated (partial)'],
   ['--result-retention-hours <n>', 'RESULT_RETENTION_HOURS', 'how long an execution is kept'],
   ['--rate-limits <spec>', 'RATE_LIMITS', 'PLAN:READS/WRITES per minute, comma-separated, or off'],
+  [
+    '--auth-failure-limit <n>',
+    'AUTH_FAILURE_LIMIT',
+    'failed authentications per minute per client address before 429, or off',
+  ],
   ['--queries-dir <dir>', 'QUERIES_DIR', 'extra folder of saved-query SQL files'],
   ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent'],
   ['--demo-data <on|off>', 'DEMO_DATA', 'fill a fresh data directory with the demo restaking data'],

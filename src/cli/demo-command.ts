@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError } from 'commander';
-import { duckdbSettings, loadConfig } from '../config/config.js';
+import { duckdbAllowedDirectories, duckdbSettings, loadConfig } from '../config/config.js';
 import { type DemoSummary, loadDemoData, MAX_DEMO_SCALE } from '../demo/demo-data.js';
 import { RESTAKING_NAMESPACE } from '../demo/source-tables.js';
 import { DATABASE_FILE } from '../service.js';
@@ -44,7 +44,11 @@ async function loadDemo(options: { scale: number; dataDir?: string }): Promise<v
   const config = loadConfig(environmentWithFlags(options));
   fs.mkdirSync(config.dataDir, { recursive: true });
   const file = path.join(config.dataDir, DATABASE_FILE);
-  const database = await Database.open({ path: file, settings: duckdbSettings(config) });
+  const database = await Database.open({
+    path: file,
+    settings: duckdbSettings(config),
+    allowedDirectories: duckdbAllowedDirectories(config),
+  });
   const bar = new cliProgress.SingleBar(
     { format: 'demo data [{bar}] {percentage}% | {stage}', hideCursor: true, clearOnComplete: true },
     cliProgress.Presets.shades_classic,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { duckdbSettings, loadConfig } from '../config/config.js';
+import { duckdbAllowedDirectories, duckdbSettings, loadConfig } from '../config/config.js';
 import { type Execution, hasResult, STATES } from '../executions/execution.js';
 import { Executions } from '../executions/executions.js';
 import { configuredSavedQueries } from '../executions/saved-queries.js';
@@ -77,7 +77,11 @@ async function refresh(options: RefreshOptions): Promise<void> {
       EXIT.failure,
     );
   }
-  const database = await Database.open({ path: file, settings: duckdbSettings(config) });
+  const database = await Database.open({
+    path: file,
+    settings: duckdbSettings(config),
+    allowedDirectories: duckdbAllowedDirectories(config),
+  });
   let interrupted: string | undefined;
   const executions = new Executions(
     database,

@@ -14,6 +14,8 @@ import { CliError, EXIT } from './exit-codes.js';
  * cleanly on SIGTERM or SIGINT (exit 0). Shutdown is bounded: if closing takes longer than
  * SHUTDOWN_DEADLINE_MS, or a second signal comes, the process exits with 1 at once. DuckDB's
  * write-ahead log keeps the file consistent either way; only uncommitted work is lost.
+ * process.exit waits for the threads running DuckDB statements, so whatever still runs is
+ * interrupted first; closing never blocks the event loop, so the deadline always fires.
  */
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -47,16 +49,20 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
   // Before the start-up line: whoever waits for that line may signal at once.
   let stopping = false;
   const stop = (signal: string) => {
+    const exitNow = () => {
+      service.database.interruptAll();
+      process.exit(EXIT.failure);
+    };
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting without waiting for the shutdown');
-      process.exit(EXIT.failure);
+      exitNow();
     }
     stopping = true;
     const started = performance.now();
     logger.info({ signal }, 'shutting down');
     setTimeout(() => {
       logger.error({ ms: SHUTDOWN_DEADLINE_MS }, 'shutdown took too long; exiting');
-      process.exit(EXIT.failure);
+      exitNow();
     }, SHUTDOWN_DEADLINE_MS).unref();
     service.close().then(
       () => {

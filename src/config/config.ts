@@ -32,6 +32,8 @@ export interface Config {
   resultRetentionHours: number;
   /** Per plan; undefined means rate limiting is off. */
   rateLimits: Record<Plan, RateLimit> | undefined;
+  /** Failed authentications per minute per client address; undefined means no limit. */
+  authFailureLimit: number | undefined;
   /** Extra folder of saved-query SQL files, besides the project's `queries/`. */
   queriesDir: string | undefined;
   logLevel: string;
@@ -125,6 +127,16 @@ function parseRateLimits(raw: string | undefined): Record<Plan, RateLimit> | und
   return limits as Record<Plan, RateLimit>;
 }
 
+function parseAuthFailureLimit(raw: string | undefined): number | undefined {
+  const text = raw?.trim() || '30';
+  if (text === 'off') return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1_000_000)
+    throw new ConfigError(
+      `AUTH_FAILURE_LIMIT must be a whole number of failures per minute from 1 to 1000000, or off, got "${raw}"`,
+    );
+  return Number(text);
+}
+
 function parseBaseUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   let url: URL;
@@ -173,11 +185,21 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     maxResultRows: integer(env, 'MAX_RESULT_ROWS', 10_000_000, 1),
     resultRetentionHours: integer(env, 'RESULT_RETENTION_HOURS', 168, 1),
     rateLimits: parseRateLimits(env.RATE_LIMITS),
+    authFailureLimit: parseAuthFailureLimit(env.AUTH_FAILURE_LIMIT),
     queriesDir: queriesDir ? path.resolve(cwd, queriesDir) : undefined,
     logLevel,
     demoData: demoData(env.DEMO_DATA),
     duckdbMemoryLimit: memoryLimit(env.DUCKDB_MEMORY_LIMIT),
   };
+}
+
+/**
+ * The one folder DuckDB may touch files in, besides its own database and spill files: where
+ * uploads and inserts stage request bodies before DuckDB's CSV reader loads them. Everything
+ * else is closed to SQL (Database.open's `allowedDirectories`, DESIGN §10).
+ */
+export function duckdbAllowedDirectories(config: Pick<Config, 'dataDir'>): string[] {
+  return [path.join(config.dataDir, 'tmp')];
 }
 
 /** The DuckDB settings the configuration asks for, as Database.open takes them. */

@@ -1,11 +1,12 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { AppDeps } from './app-deps.js';
+import { authFailureLimit } from './auth-failure-limit.js';
 import { errorHandler } from './error-handler.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { rateLimit } from './rate-limit.js';
 import { requestLog } from './request-log.js';
-import { requestMetrics } from './request-metrics.js';
+import { mountLabel, requestMetrics } from './request-metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
 import { parquetResultRoutes } from './routes/parquet-results.js';
@@ -31,15 +32,17 @@ export function createApp(deps: AppDeps): express.Express {
   app.get('/metrics', metricsEndpoint(deps.metrics));
 
   const api = express.Router({ caseSensitive: true, strict: false });
-  api.use(rateLimit(deps.config.rateLimits, deps.keys));
+  // Identifies the key once for the rate limits and the routes' authenticate().
+  api.use(authFailureLimit(deps.config.authFailureLimit, deps.keys));
+  api.use(rateLimit(deps.config.rateLimits));
   // Results first: they are the hot path, and express tries routes in order.
   resultRoutes(api, deps);
   parquetResultRoutes(api, deps);
   executionRoutes(api, deps);
   accountRoutes(api, deps);
   tableRoutes(api, deps);
-  app.use(['/v1', '/api/v1'], api);
-  app.use('/settings', settingsPage());
+  app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
+  app.use('/settings', mountLabel('/settings'), settingsPage());
   app.use(workspacePage());
 
   app.use((req: Request, _res: Response, next: NextFunction) => {

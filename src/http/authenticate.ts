@@ -19,7 +19,7 @@ export const invalidKey = () => new ApiError('unauthorized', 'invalid API Key');
 export function authenticate(keys: KeyStore) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (res.locals.account) {
-      next(); // Already authenticated by the rate limiter in front of the routes.
+      next(); // Already identified by authFailureLimit in front of the routes.
       return;
     }
     const key = presentedKey(req);

@@ -1,11 +1,18 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { DatabaseClosingError } from '../storage/database.js';
 import { isDiskFull } from '../storage/storage-error.js';
 import { ClientGoneError } from '../tables/body-to-file.js';
+import { waitsInVain } from './expect-continue.js';
 
-/** How much of an unread request body is drained so the client sees the error. */
+/**
+ * After an answer sent before the request body was read, the rest of the body is read and
+ * dropped, so that a client still sending reads the answer instead of a reset, for at most
+ * this long and this much, and no longer than the client stays silent.
+ */
 const DRAIN_LIMIT_MS = 10_000;
+const DRAIN_IDLE_MS = 1_000;
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** Errors thrown by express's own parsers (raw-body) carry `type` and `status`. */
@@ -25,6 +32,9 @@ function toApiError(error: unknown): ApiError | undefined {
       'the server has no disk space left: nothing of this request was stored; retry once space is freed',
     );
   }
+  // A request still running when shutdown interrupted its statement.
+  if (error instanceof DatabaseClosingError)
+    return new ApiError('unavailable', 'the service is shutting down; retry in a moment');
   // The router decoding a path segment with a broken %-escape (`/v1/query/%FF/results`).
   if (error instanceof URIError && library.status === 400)
     return new ApiError('bad_request', 'the path holds a malformed percent-encoding (%XX)');
@@ -69,37 +79,56 @@ export function errorHandler(logger: Logger) {
       res.json(body);
       return;
     }
-    answerAfterDraining(req, res, body);
+    answerThenClose(req, res, body);
   };
 }
 
 /**
- * The body was not read to its end (a 413, or an error found early). A client that is
- * still sending would get a reset, not the answer, if the connection closed now: so read
- * and drop the rest first, up to a limit of time and bytes, then answer and close.
+ * The body was not read to its end (a 413 decided from Content-Length, or an error found
+ * early). The whole answer goes out at once, framed by its length, so a client can read it
+ * while it still sends, or while it waits (for a `100 Continue`, or stalled). Closing the
+ * connection now would make the kernel answer a client still sending with a reset that can
+ * destroy the answer before it is read; so the rest of the body is read and dropped first,
+ * until it ends, the client falls silent or the limits above are reached, and then the
+ * connection is closed.
  */
-function answerAfterDraining(req: Request, res: Response, body: { error: string }): void {
-  let answered = false;
+function answerThenClose(req: Request, res: Response, body: { error: string }): void {
+  const payload = Buffer.from(JSON.stringify(body));
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', payload.length);
+  res.setHeader('Connection', 'close');
+  // A client denied its `100 Continue` sends nothing more: close at once.
+  if (waitsInVain(req)) {
+    res.end(payload);
+    return;
+  }
+  res.write(payload);
   let drained = 0;
-  const answer = () => {
-    if (answered) return;
-    answered = true;
-    clearTimeout(timer);
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    clearTimeout(limit);
+    clearTimeout(idle);
     req.off('data', count);
-    res.setHeader('Connection', 'close');
     res.once('finish', () => {
       if (!req.readableEnded) req.socket.destroy();
     });
-    res.json(body);
+    // Node closes a `Connection: close` connection once its answer ends.
+    res.end();
   };
   const count = (chunk: Buffer) => {
     drained += chunk.length;
-    if (drained > DRAIN_LIMIT_BYTES) answer();
+    if (drained > DRAIN_LIMIT_BYTES) close();
+    else idle.refresh();
   };
-  const timer = setTimeout(answer, DRAIN_LIMIT_MS);
-  timer.unref();
+  const limit = setTimeout(close, DRAIN_LIMIT_MS);
+  const idle = setTimeout(close, DRAIN_IDLE_MS);
+  limit.unref();
+  idle.unref();
   req.on('data', count);
-  req.once('end', answer);
-  req.once('error', answer);
+  req.once('end', close);
+  req.once('error', close);
+  req.once('close', close);
   req.resume();
 }

@@ -1,9 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { KeyStore } from '../auth/key-store.js';
+import type { Account } from '../auth/account.js';
 import type { Plan, RateLimit } from '../config/config.js';
 import { ApiError } from '../errors.js';
-import { presentedKey } from './authenticate.js';
 
 /**
  * Requests per minute per API key (RATE_LIMITS, DESIGN §2–3), in two buckets per key:
@@ -11,10 +10,11 @@ import { presentedKey } from './authenticate.js';
  * execute, cancel are all POST or DELETE) and reads (the rest). A burst of inserts thus
  * never locks a key out of reading its results, and the other way round.
  *
- * It runs once, in front of every API route, so routes added later are limited too.
- * Requests without a valid key pass through untouched: the route answers them 401.
- * Buckets are keyed by the account's handle and a hash of the key, never the key itself,
- * and live in this process's memory (one process serves the API, DESIGN §9).
+ * It runs once, in front of every API route, so routes added later are limited too, after
+ * authFailureLimit, which identified the key. Requests without a valid key pass through
+ * untouched: the route answers them 401. Buckets are keyed by the account's handle and a
+ * hash of the key, never the key itself, and live in this process's memory (one process
+ * serves the API, DESIGN §9).
  */
 
 const WINDOW_SECONDS = 60;
@@ -24,7 +24,7 @@ type Bucket = 'read' | 'write';
 
 const noLimit = (_req: Request, _res: Response, next: NextFunction) => next();
 
-export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: KeyStore) {
+export function rateLimit(limits: Record<Plan, RateLimit> | undefined) {
   if (!limits) return noLimit;
   const perMinute = (plan: Plan, bucket: Bucket) =>
     bucket === 'read' ? limits[plan].readsPerMinute : limits[plan].writesPerMinute;
@@ -43,15 +43,12 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined, keys: Key
   }
 
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const key = presentedKey(req);
-    const identified = key === undefined ? undefined : keys.identify(key);
-    if (!identified) {
+    const account = res.locals.account as Account | undefined;
+    const keyId = res.locals.keyId as string | undefined;
+    if (!account || keyId === undefined) {
       next();
       return;
     }
-    const { account, keyId } = identified;
-    // The route's authenticate() finds the account here and does not look the key up again.
-    res.locals.account = account;
     const bucket: Bucket = READ_METHODS.has(req.method) ? 'read' : 'write';
     const limit = perMinute(account.plan, bucket);
     const limiter = limiters.get(`${account.plan}:${bucket}`) as RateLimiterMemory;

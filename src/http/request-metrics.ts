@@ -8,13 +8,6 @@ import type { ServiceMetrics, UploadOperation } from '../metrics/service-metrics
  * refused before routing: rate limits, malformed URLs) share the route `unmatched`.
  */
 
-/** Where the routers are mounted; /api/v1 is the same API as /v1 (the clients' bases). */
-const MOUNTS: readonly [prefix: string, label: string][] = [
-  ['/api/v1', '/v1'],
-  ['/v1', '/v1'],
-  ['/settings', '/settings'],
-];
-
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 const UPLOAD_ROUTES: Record<string, UploadOperation> = {
@@ -29,16 +22,25 @@ export function recordStoredBytes(res: Response, bytes: number): void {
   res.locals.storedBodyBytes = bytes;
 }
 
-export function routeLabel(req: Request): string {
+/**
+ * Marks the requests that entered a mounted router with the label of its mount, so that the
+ * label comes from what matched and not from the URL's spelling (mount paths match in any
+ * case: `GET /V1/tables` is `/v1/tables`). /api/v1 is the same API as /v1 (the clients' bases).
+ */
+export function mountLabel(label: string) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    res.locals.mountLabel = label;
+    next();
+  };
+}
+
+function routeLabel(req: Request, res: Response): string {
   // express keeps the last route that matched on the request, also after an error left it.
   const pattern = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof pattern !== 'string') return 'unmatched';
-  const path = req.originalUrl.split('?', 1)[0] ?? '';
-  for (const [prefix, label] of MOUNTS) {
-    if (path === prefix || path.startsWith(`${prefix}/`))
-      return pattern === '/' ? label : `${label}${pattern}`;
-  }
-  return pattern;
+  const mount = res.locals.mountLabel;
+  if (typeof mount !== 'string') return pattern;
+  return pattern === '/' ? mount : `${mount}${pattern}`;
 }
 
 export function requestMetrics(metrics: ServiceMetrics) {
@@ -48,7 +50,7 @@ export function requestMetrics(metrics: ServiceMetrics) {
       const seconds = (performance.now() - started) / 1000;
       // A connection closed before the answer ended has no status the client saw.
       const status = res.writableFinished ? String(res.statusCode) : 'aborted';
-      const route = routeLabel(req);
+      const route = routeLabel(req, res);
       metrics.request(METHODS.has(req.method) ? req.method : 'other', route, status, seconds);
       const operation = UPLOAD_ROUTES[route];
       if (operation && req.method === 'POST') {

@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type Execution, STATES } from '../executions/execution.js';
 
 /**
@@ -117,6 +117,46 @@ export class ServiceMetrics {
     if (execution.state === STATES.failed) {
       this.refreshFailures.inc({ query_id: queryId, type: execution.error?.type ?? 'unknown' });
     }
+  }
+
+  /**
+   * Reports the result caches' fill at each scrape: the bytes they hold and their bounds
+   * (what an operator sizing memory needs; the load test waits for them to be full).
+   */
+  watchCaches(read: () => Record<string, { bytes: number; maxBytes: number }>): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'result_cache_bytes',
+      help: 'Bytes held by a result cache (rows: row sets, answers: serialized pages), by its own estimate',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const [cache, { bytes }] of Object.entries(read())) this.set({ cache }, bytes);
+      },
+    });
+    new Gauge({
+      name: 'result_cache_limit_bytes',
+      help: 'The most a result cache holds before it evicts its least recently used entries',
+      labelNames: ['cache'],
+      registers,
+      collect() {
+        for (const [cache, { maxBytes }] of Object.entries(read())) this.set({ cache }, maxBytes);
+      },
+    });
+  }
+
+  /** Reports DuckDB's own memory at each scrape (what DUCKDB_MEMORY_LIMIT bounds). */
+  watchDatabaseMemory(read: () => Promise<number>): void {
+    new Gauge({
+      name: 'duckdb_memory_bytes',
+      help: "Bytes held by DuckDB's buffer manager: table data, buffers of running queries",
+      registers: [this.registry],
+      async collect() {
+        // Unreadable while the database closes: the gauge keeps its last value.
+        const bytes = await read().catch(() => undefined);
+        if (bytes !== undefined) this.set(bytes);
+      },
+    });
   }
 
   datapointsServed(format: string, count: number): void {

@@ -8,7 +8,7 @@ export class LruCache<V> {
   private size = 0;
 
   constructor(
-    private readonly maxBytes: number,
+    readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
   ) {}
 

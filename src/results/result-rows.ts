@@ -107,6 +107,11 @@ export class ResultRows {
     );
   }
 
+  /** What the row-set cache holds now and may hold at most, by its own size estimate. */
+  get cache(): { bytes: number; maxBytes: number } {
+    return { bytes: this.rowSets.bytes, maxBytes: this.rowSets.maxBytes };
+  }
+
   async page(
     execution: Execution,
     request: ResultRequest,

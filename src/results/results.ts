@@ -64,6 +64,14 @@ export class Results {
     this.answers = new LruCache(options.cacheBytes, (answer) => answer.body.length + 256);
   }
 
+  /** What the answer cache and the row-set cache under it hold now and may hold at most. */
+  get caches(): Record<'answers' | 'rows', { bytes: number; maxBytes: number }> {
+    return {
+      answers: { bytes: this.answers.bytes, maxBytes: this.answers.maxBytes },
+      rows: this.rows.cache,
+    };
+  }
+
   /** The latest result of a saved query (the metrics endpoint and /query/{id}/results). */
   async latest(
     queryId: number,

@@ -1,4 +1,5 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
+import { quoteLiteral } from './sql.js';
 import { StorageError, wrapStorageError } from './storage-error.js';
 
 /**
@@ -41,28 +42,73 @@ export class DatabaseLockedError extends StorageError {
   override name = 'DatabaseLockedError';
 }
 
+/** Shutdown began: the statement was refused or interrupted; nothing of it was committed. */
+export class DatabaseClosingError extends StorageError {
+  override name = 'DatabaseClosingError';
+  constructor(sql?: string, options?: { cause?: unknown }) {
+    super('the database is closing: the service is shutting down', sql, options);
+  }
+}
+
 class ConnectionSession implements InterruptibleSession {
+  /** Statements started on this connection and not yet settled. */
+  private statements = 0;
+  /** Shutdown interrupts this connection: a statement that fails now failed for that. */
+  private closing = false;
+  private refusing = false;
+
   constructor(readonly connection: DuckDBConnection) {}
 
-  async run(sql: string, params: readonly SqlValue[] = []): Promise<void> {
+  /**
+   * A statement runs on a thread of libuv's pool, and closing its connection waits for it:
+   * on the main thread (closeSync) that blocks the event loop; in process.exit, which joins
+   * the pool's threads, it keeps the process alive. So shutdown waits until this is false.
+   */
+  get busy(): boolean {
+    return this.statements > 0;
+  }
+
+  /** From now on every statement fails at once (shutdown): a connection that is idle stays idle. */
+  refuse(): void {
+    this.refusing = true;
+    this.closing = true;
+  }
+
+  /** Shutdown's interrupt: the statement fails with DatabaseClosingError. */
+  interruptToClose(): void {
+    this.closing = true;
+    this.connection.interrupt();
+  }
+
+  private async statement<T>(sql: string, run: () => Promise<T>): Promise<T> {
+    if (this.refusing) throw new DatabaseClosingError(sql);
+    this.statements++;
     try {
-      await this.connection.run(sql, params.length > 0 ? [...params] : undefined);
+      return await run();
     } catch (error) {
+      // Interrupted by shutdown, not failed: the caller answers "unavailable", not a bug.
+      if (this.closing) throw new DatabaseClosingError(sql, { cause: error });
       throw wrapStorageError(error, sql);
+    } finally {
+      this.statements--;
     }
   }
 
-  async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    try {
+  run(sql: string, params: readonly SqlValue[] = []): Promise<void> {
+    return this.statement(sql, async () => {
+      await this.connection.run(sql, params.length > 0 ? [...params] : undefined);
+    });
+  }
+
+  all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.statement(sql, async () => {
       const reader = await this.connection.runAndReadAll(sql, params.length > 0 ? [...params] : undefined);
       return reader.getRowObjectsJS() as T[];
-    } catch (error) {
-      throw wrapStorageError(error, sql);
-    }
+    });
   }
 
-  async query(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    try {
+  query(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    return this.statement(sql, async () => {
       const reader = await this.connection.runAndReadAll(sql, params.length > 0 ? [...params] : undefined);
       const names = reader.columnNames();
       const types = reader.columnTypes();
@@ -70,9 +116,7 @@ class ConnectionSession implements InterruptibleSession {
         columns: names.map((name, i) => ({ name, type: String(types[i]) })),
         rows: reader.getRowsJS() as unknown[][],
       };
-    } catch (error) {
-      throw wrapStorageError(error, sql);
-    }
+    });
   }
 
   interrupt(): void {
@@ -111,6 +155,27 @@ export interface DatabaseOptions {
   readers?: number;
   /** DuckDB settings applied at open, e.g. `{ threads: '2' }`. */
   settings?: Record<string, string>;
+  /**
+   * The database's second wall around users' SQL (DESIGN §10): when given, SQL may read
+   * and write files only under these folders (DuckDB's own database, WAL and spill files
+   * excepted), no extension can be installed or loaded, and the configuration is locked so
+   * that no later `SET` undoes it. `[]` allows no folder at all. Omitted, access is
+   * unrestricted: for tests and tools that read files from anywhere.
+   */
+  allowedDirectories?: readonly string[];
+}
+
+/**
+ * Measured on DuckDB 1.5.6 (docs/library-notes.md): `allowed_directories` can only be
+ * changed while external access is still on, so it comes first; `lock_configuration` comes
+ * last and makes every later SET fail ("the configuration has been locked"), so a gap in
+ * the sandbox's checks cannot turn access back on. Paths are compared after resolving
+ * `..` and symbolic links: `tmp/../x` and a link in `tmp` to `/etc/passwd` are refused.
+ */
+async function closeExternalAccess(session: Session, directories: readonly string[]): Promise<void> {
+  await session.run(`SET allowed_directories = [${directories.map(quoteLiteral).join(', ')}]`);
+  await session.run('SET enable_external_access = false');
+  await session.run('SET lock_configuration = true');
 }
 
 export class Database {
@@ -142,13 +207,26 @@ export class Database {
       }
       throw wrapStorageError(error);
     }
-    const writer = new ConnectionSession(await instance.connect());
-    // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
-    await writer.run("SET GLOBAL TimeZone = 'UTC'");
-    const readers: ConnectionSession[] = [];
-    for (let i = 0; i < (options.readers ?? 4); i++)
-      readers.push(new ConnectionSession(await instance.connect()));
-    return new Database(instance, writer, readers);
+    const connections: ConnectionSession[] = [];
+    try {
+      const writer = new ConnectionSession(await instance.connect());
+      connections.push(writer);
+      // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
+      // Before the lock below, which refuses every later SET.
+      await writer.run("SET GLOBAL TimeZone = 'UTC'");
+      if (options.allowedDirectories) await closeExternalAccess(writer, options.allowedDirectories);
+      const readers: ConnectionSession[] = [];
+      for (let i = 0; i < (options.readers ?? 4); i++) {
+        const reader = new ConnectionSession(await instance.connect());
+        connections.push(reader);
+        readers.push(reader);
+      }
+      return new Database(instance, writer, readers);
+    } catch (error) {
+      for (const session of connections) session.connection.closeSync();
+      instance.closeSync();
+      throw wrapStorageError(error);
+    }
   }
 
   /** Runs `work` on a reader connection; it sees the last committed state. */
@@ -157,6 +235,8 @@ export class Database {
     const session =
       this.idleReaders.pop() ?? (await new Promise<ConnectionSession>((r) => this.readerWaiters.push(r)));
     try {
+      // Shutdown began while this waited for a reader.
+      this.assertOpen();
       return await work(session);
     } finally {
       const waiter = this.readerWaiters.shift();
@@ -198,6 +278,8 @@ export class Database {
     const session = new ConnectionSession(await this.instance.connect());
     this.dedicatedSessions.add(session);
     try {
+      // Shutdown began while this connected: it interrupts only what it can see.
+      this.assertOpen();
       return await work(session);
     } finally {
       this.dedicatedSessions.delete(session);
@@ -206,28 +288,70 @@ export class Database {
   }
 
   /**
-   * Interrupts long-running dedicated work, lets queued writes finish, checkpoints, and
-   * closes. Committed data is durable before this (DuckDB's WAL); the checkpoint only makes
-   * the next open faster.
+   * Interrupts every read and every dedicated statement at once (their callers get an
+   * error, or have gone), lets queued writes finish, checkpoints, and closes. Committed data
+   * is durable before this (DuckDB's WAL); the checkpoint only makes the next open faster.
+   * Nothing here blocks the event loop on a running statement: connections are closed once
+   * no statement runs on any of them, so the caller's deadline can always fire.
    */
   async close(writeGraceMs = 5_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const session of this.dedicatedSessions) session.interrupt();
+    const interruptReads = () => {
+      for (const session of [...this.readers, ...this.dedicatedSessions]) {
+        session.refuse();
+        if (session.busy) session.interruptToClose();
+      }
+    };
+    // Again every 100 ms: an interrupt that reaches a connection before DuckDB begins its
+    // statement may be lost.
+    interruptReads();
+    const interruptingReads = setInterval(interruptReads, 100);
     // A long write (a large load on a busy machine) gets a grace period, then is interrupted:
     // its transaction rolls back whole, and the caller has long answered or gone.
-    let interrupting: NodeJS.Timeout | undefined;
+    let interruptingWrites: NodeJS.Timeout | undefined;
     const grace = setTimeout(() => {
-      this.writer.interrupt();
+      this.writer.interruptToClose();
       // Writes queued behind it are interrupted as they start.
-      interrupting = setInterval(() => this.writer.interrupt(), 100);
+      interruptingWrites = setInterval(() => this.writer.interruptToClose(), 100);
     }, writeGraceMs);
-    await this.writes.drain();
-    clearTimeout(grace);
-    clearInterval(interrupting);
+    try {
+      await this.writes.drain();
+      clearTimeout(grace);
+      clearInterval(interruptingWrites);
+      while (this.readers.some((r) => r.busy) || this.dedicatedSessions.size > 0) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    } finally {
+      clearTimeout(grace);
+      clearInterval(interruptingWrites);
+      clearInterval(interruptingReads);
+    }
     await this.writer.run('CHECKPOINT').catch(() => undefined);
+    this.writer.refuse();
     for (const session of [this.writer, ...this.readers]) session.connection.closeSync();
     this.instance.closeSync();
+  }
+
+  /** Bytes DuckDB's own memory holds now (its buffers, tables in memory, …: duckdb_memory()). */
+  async memoryBytes(): Promise<number> {
+    const [row] = await this.read((session) =>
+      session.all<{ bytes: bigint | null }>(
+        'SELECT sum(memory_usage_bytes)::BIGINT AS bytes FROM duckdb_memory()',
+      ),
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
+  /**
+   * Interrupts every statement on every connection, writes and the checkpoint included, for
+   * a process that exits now: process.exit waits for the threads that run statements.
+   */
+  interruptAll(): void {
+    for (const session of [this.writer, ...this.readers, ...this.dedicatedSessions]) {
+      session.refuse();
+      if (session.busy) session.interruptToClose();
+    }
   }
 
   get isClosed(): boolean {
@@ -235,6 +359,6 @@ export class Database {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new StorageError('the database is closed');
+    if (this.closed) throw new DatabaseClosingError();
   }
 }

@@ -84,6 +84,7 @@ describe('serve', () => {
       [{ RATE_LIMITS: 'gold:1/1' }, /RATE_LIMITS entry/],
       [{ PUBLIC_BASE_URL: 'ftp://x' }, /PUBLIC_BASE_URL must be an http or https URL/],
       [{ MAX_UPLOAD_BYTES: '-5' }, /MAX_UPLOAD_BYTES must be a whole number/],
+      [{ AUTH_FAILURE_LIMIT: '0' }, /AUTH_FAILURE_LIMIT must be a whole number/],
       [
         { DUCKDB_MEMORY_LIMIT: 'lots' },
         /DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 4GB, got "lots"/,

@@ -11,9 +11,11 @@ import { KEYS, tempDir } from '../support/service.js';
  */
 
 const FIXTURE_QUERIES = path.resolve(import.meta.dirname, '../fixtures/queries');
-/** What "a few seconds" means here: the HTTP grace period (3 s), a load, a checkpoint. */
-const SHUTDOWN_LIMIT_MS = 8_000;
-/** serve's hard limit, after which it exits 1 without waiting further. */
+/**
+ * serve's hard limit, after which it exits 1 without waiting further. A load still running
+ * after the HTTP grace period (3 s) and its own (5 s) is interrupted, rolled back and the
+ * database checkpointed: exit 0 can come close to the limit on a busy machine.
+ */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /** Services still running when a test ends (it failed half-way) are stopped, not left behind. */
@@ -104,7 +106,7 @@ describe('SIGTERM during a 190 MB upload', () => {
   it.each([
     ['while the body is still arriving (the client stalls)', 'half', 0],
     ['just after the body arrived (the table is being loaded)', 'all', 200],
-  ] as const)('%s: exits within a few seconds, the table whole or absent', async (_, part, delayMs) => {
+  ] as const)('%s: exits by the deadline, the table whole or absent', async (_, part, delayMs) => {
     const dataDir = freshDir();
     let service = track(await spawnService(dataDir));
     let exit: Promise<{ code: number | string; ms: number }> | undefined;
@@ -115,7 +117,7 @@ describe('SIGTERM during a 190 MB upload', () => {
     // A load that outlasts the deadline (a machine busy with other work) is abandoned: exit 1.
     if (code !== 0) expect(service.output()).toContain('shutdown took too long');
     expect([0, 1]).toContain(code);
-    expect(ms).toBeLessThan(code === 0 ? SHUTDOWN_LIMIT_MS : SHUTDOWN_DEADLINE_MS + 2_000);
+    expect(ms).toBeLessThan(SHUTDOWN_DEADLINE_MS + 2_000);
 
     service = track(await spawnService(dataDir));
     const rows = await bigTableRows(service.url);

@@ -89,6 +89,25 @@ describe('GET /metrics', () => {
       expect(text).not.toContain(leaked);
   });
 
+  it('labels a request by the route that matched it, whatever the case of its path', async () => {
+    const was = await scrape();
+    // Mount paths match in any case, the routes under them do not.
+    expect((await service.request('/V1/tables')).status).toBe(200);
+    expect((await service.request('/API/v1/tables')).status).toBe(200);
+    expect((await service.request('/Api/V1/execution/01NOSUCHEXECUTION000000000/status')).status).toBe(404);
+    expect((await service.request('/v1/TABLES')).status).toBe(404);
+    const now = await scrape();
+    const delta = (labels: Labels) => now('http_requests_total', labels) - was('http_requests_total', labels);
+    expect(delta({ route: '/v1/tables', status: '200' })).toBe(2);
+    expect(delta({ route: '/v1/execution/:executionId/status', status: '404' })).toBe(1);
+    expect(delta({ route: 'unmatched', status: '404' })).toBe(1);
+    const routes = parseExposition(await (await fetch(`${service.url}/metrics`)).text())
+      .filter(([name]) => name === 'http_requests_total')
+      .map(([, labels]) => labels.route);
+    for (const route of routes)
+      expect(route === 'unmatched' || /^\/(v1|settings|health|metrics)\b/.test(route as string)).toBe(true);
+  });
+
   it('records upload and insert bytes and durations', async () => {
     const was = await scrape();
     const csv = 'n,label\n1,one\n2,two\n';
@@ -161,6 +180,29 @@ describe('GET /metrics', () => {
       now('datapoints_served_total', labels) - was('datapoints_served_total', labels);
     expect(delta({ format: 'json' })).toBe(4);
     expect(delta({ format: 'csv' })).toBe(3);
+  });
+
+  it('reports what the result caches hold and their bounds', async () => {
+    await upload(service, 'numbers', 'n\n3\n1\n2\n');
+    await executeAndWait(service, 1001);
+    expect((await service.request('/v1/query/1001/results?limit=1')).status).toBe(200);
+    const now = await scrape();
+    expect(now('result_cache_limit_bytes', { cache: 'rows' })).toBe(128 * 2 ** 20);
+    expect(now('result_cache_limit_bytes', { cache: 'answers' })).toBe(64 * 2 ** 20);
+    expect(now('result_cache_bytes', { cache: 'rows' })).toBeGreaterThan(0);
+    expect(now('result_cache_bytes', { cache: 'answers' })).toBeGreaterThan(0);
+    // A read answered from the cache adds nothing.
+    const held = now('result_cache_bytes', { cache: 'answers' });
+    expect((await service.request('/v1/query/1001/results?limit=1')).status).toBe(200);
+    expect((await scrape())('result_cache_bytes', { cache: 'answers' })).toBe(held);
+  });
+
+  it("reports DuckDB's own memory, which grows with the data it holds", async () => {
+    const before = (await scrape())('duckdb_memory_bytes');
+    expect(before).toBeGreaterThan(0);
+    const rows = Array.from({ length: 200_000 }, (_, i) => `${i},${i * 7},label ${i}`).join('\n');
+    await upload(service, 'memory_hog', `a,b,c\n${rows}\n`);
+    expect((await scrape())('duckdb_memory_bytes')).toBeGreaterThan(before);
   });
 
   it('keeps the counts of two services in one process apart', async () => {

@@ -1,5 +1,7 @@
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseResponse, send } from '../hostile/raw-http.js';
 import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 
 let service: TestService;
@@ -90,6 +92,91 @@ describe('upload size limit', () => {
   });
 
   it('the service keeps answering after a cut-off upload', async () => {
+    expect((await service.json('/v1/account')).status).toBe(200);
+  });
+});
+
+/**
+ * Limits answered at once, to a client that sends no body: it asked `Expect: 100-continue`,
+ * or it stalls after the headers. Each must get its 413 and see the connection closed
+ * without sending a byte of the body; `send` gives up after 5 s, half the time the service
+ * would otherwise have waited for a body (10 s).
+ */
+describe('a body declared over the limit, never sent', () => {
+  const port = () => Number(new URL(service.url).port);
+  const headers = (length: number, type: string, ...extra: [string, string][]): [string, string][] => [
+    ['X-Service-Api-Key', KEYS.alice],
+    ['Content-Type', type],
+    ['Content-Length', String(length)],
+    ...extra,
+  ];
+  const expectContinue: [string, string] = ['Expect', '100-continue'];
+
+  it.each([
+    ['upload', '/v1/table/upload/csv', 'application/json'],
+    ['insert', '/v1/table/alice/nowhere/insert', 'text/csv'],
+    ['create', '/v1/table/create', 'application/json'],
+    ['execute', '/v1/query/3693850/execute', 'application/json'],
+  ])(
+    'with Expect: 100-continue (%s): 413 at once, never 100 Continue, then the connection closes',
+    async (_, target, type) => {
+      const answer = await send(
+        port(),
+        { method: 'POST', target, headers: headers(250_000_000, type, expectContinue), framing: 'as-given' },
+        5_000,
+      );
+      expect(answer.status).toBe(413);
+      expect(answer.headers.connection).toBe('close');
+      expect(JSON.parse(answer.body.toString()).error).toMatch(/smaller than 100000 bytes|too large/);
+    },
+  );
+
+  it('without Expect, the client waiting after its headers: 413 at once, then the connection closes', async () => {
+    const answer = await send(
+      port(),
+      {
+        method: 'POST',
+        target: '/v1/table/upload/csv',
+        headers: headers(250_000_000, 'application/json'),
+        framing: 'as-given',
+      },
+      5_000,
+    );
+    expect(answer.status).toBe(413);
+    expect(answer.headers.connection).toBe('close');
+    expect(JSON.parse(answer.body.toString()).error).toMatch(/smaller than 100000 bytes/);
+  });
+
+  it('with Expect: 100-continue under the limit: 100 Continue, then the body is stored', async () => {
+    const body = Buffer.from(JSON.stringify({ table_name: 'continued', data: 'a\n7\n' }));
+    const continued = 'HTTP/1.1 100 Continue\r\n\r\n';
+    const raw = await new Promise<Buffer>((resolve, reject) => {
+      const socket = net.connect(port(), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      let sent = false;
+      socket.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        // The body goes out only once the service has said to go on.
+        if (!sent && Buffer.concat(chunks).toString('latin1').startsWith(continued)) {
+          sent = true;
+          socket.write(body);
+        }
+      });
+      socket.on('end', () => resolve(Buffer.concat(chunks)));
+      socket.on('error', reject);
+      const head = headers(body.length, 'application/json', expectContinue)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
+      socket.write(
+        `POST /v1/table/upload/csv HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${head}\r\n`,
+      );
+    });
+    expect(raw.toString('latin1').startsWith(continued)).toBe(true);
+    expect(parseResponse(raw.subarray(continued.length)).status).toBe(200);
+    expect((await service.json('/v1/table/alice/dataset_continued')).status).toBe(200);
+  });
+
+  it('the service keeps answering afterwards', async () => {
     expect((await service.json('/v1/account')).status).toBe(200);
   });
 });

@@ -7,17 +7,43 @@ import { type ChildService, spawnService } from '../support/child-service.js';
 import { KEYS } from '../support/service.js';
 
 /**
- * `npm run test:load`: LOAD_SECONDS (default 60) of mixed traffic against one server in a
- * child process on a fresh DATA_DIR with the demo data: reads of the metrics with random
- * valid parameters, CSV uploads, creates and inserts, executes of the metrics query. Passes
- * when no request got a 5xx or a connection error, every acknowledged upload and insert is
- * in the database afterwards row by row (and nothing else is), and the server's memory is
- * stable: RSS at the end at most RSS_GROWTH_LIMIT_MB above RSS after the warm-up.
+ * `npm run test:load`: mixed traffic against one server in a child process on a fresh
+ * DATA_DIR with the demo data: reads of the metrics with random valid parameters, CSV
+ * uploads, creates and inserts, executes of the metrics query. Passes when no request got a
+ * 5xx or a connection error, every acknowledged upload and insert is in the database
+ * afterwards row by row (and nothing else is), and the server does not leak memory.
+ *
+ * The amount of traffic is a number of requests, never a time: a faster machine sends the
+ * same requests sooner, and no verdict depends on its speed. Memory is judged once the
+ * memory that may rightly grow has stopped growing:
+ *
+ * 1. Fill: distinct full-result reads until both result caches report on /metrics that
+ *    they hold their bound (128 MB of row sets, 64 MB of answers), so that from then on
+ *    they only churn.
+ * 2. LOAD_REQUESTS (default 6,000) requests of mixed traffic in PHASES equal phases. After
+ *    each phase the server runs a full garbage collection and reports the memory its
+ *    objects still reference (JS heap in use plus external buffers: test/load/memory-probe.mjs).
+ *    That live memory may grow by at most LIVE_GROWTH_LIMIT_MB from the end of the first
+ *    phase to the end of the last: whatever keeps something of every request grows with
+ *    the requests sent in between, while a full cache does not.
+ * 3. RSS, sampled every SAMPLE_EVERY requests, for memory outside the JS heap (native
+ *    code's, the allocator's): the median of the last phase may exceed the first phase's by
+ *    at most RSS_GROWTH_LIMIT_MB beyond what DuckDB's own memory grew meanwhile (the rows
+ *    inserted, bounded by its memory limit; the duckdb_memory_bytes gauge), and no sample
+ *    may pass a ceiling that holds however long the service runs: the RSS before the fill,
+ *    plus twice the caches' bounds (their contents and as much garbage awaiting the
+ *    collector), plus DuckDB's memory limit (set here), plus CEILING_SLACK_MB.
  */
 
-const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
-const WARM_UP_SECONDS = Math.min(10, SECONDS / 4);
-const RSS_GROWTH_LIMIT_MB = Number(process.env.RSS_GROWTH_LIMIT_MB ?? 300);
+const MEASURED_REQUESTS = Number(process.env.LOAD_REQUESTS ?? 6_000);
+const PHASES = 4;
+const SAMPLE_EVERY = 50;
+const LIVE_GROWTH_LIMIT_MB = Number(process.env.LIVE_GROWTH_LIMIT_MB ?? 12);
+const RSS_GROWTH_LIMIT_MB = Number(process.env.RSS_GROWTH_LIMIT_MB ?? 48);
+const DUCKDB_MEMORY_LIMIT_MB = 512;
+const CEILING_SLACK_MB = 150;
+/** The fill gives up past this many reads: the caches' accounting would be broken. */
+const MAX_FILL_REQUESTS = 20_000;
 const READERS = 8;
 const UPLOADERS = 2;
 const INSERTERS = 3;
@@ -48,15 +74,21 @@ const int = (max: number) => Math.floor(random() * max);
 const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
 
 let server: ChildService;
-let stopAt = 0;
-const running = () => Date.now() < stopAt;
+/** Requests of the mixed traffic started so far; the workers stop at MEASURED_REQUESTS. */
+let started = 0;
+let measuring = false;
+const running = () => started < MEASURED_REQUESTS;
+/** Called as each measured request starts: the phases' RSS samples are taken here. */
+let onRequest: (count: number) => void = () => undefined;
+let bytesReceived = 0;
 
 async function request(
   kind: string,
   urlPath: string,
   init: { method?: string; body?: string; type?: string; key?: string } = {},
 ): Promise<{ status: number; text: string } | undefined> {
-  const started = performance.now();
+  const startedAt = performance.now();
+  if (measuring) onRequest(++started);
   try {
     const response = await fetch(`${server.url}${urlPath}`, {
       method: init.method ?? 'GET',
@@ -67,12 +99,13 @@ async function request(
       ...(init.body !== undefined ? { body: init.body } : {}),
     });
     const text = await response.text();
-    samples.push({ kind, status: response.status, ms: performance.now() - started });
+    bytesReceived += text.length;
+    samples.push({ kind, status: response.status, ms: performance.now() - startedAt });
     if (response.status >= 500)
       problem(`${kind} ${urlPath.slice(0, 120)}: ${response.status} ${text.slice(0, 200)}`);
     return { status: response.status, text };
   } catch (error) {
-    samples.push({ kind, status: 'error', ms: performance.now() - started });
+    samples.push({ kind, status: 'error', ms: performance.now() - startedAt });
     problem(
       `${kind} ${urlPath.slice(0, 120)}: ${(error as Error).message} ${String((error as Error).cause ?? '')}`,
     );
@@ -276,6 +309,96 @@ function rssMb(pid: number): number {
   return Number(kb) / 1024;
 }
 
+interface CacheFill {
+  bytes: number;
+  maxBytes: number;
+}
+
+/** The gauges of /metrics: the value of `name` with `labels`, which must be there. */
+async function gauges(): Promise<(name: string, labels?: string) => number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  return (name, labels = '') => {
+    const line = new RegExp(`^${name}${labels.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
+    if (!line) throw new Error(`/metrics has no ${name}${labels}`);
+    return Number(line[1]);
+  };
+}
+
+/** The result caches' fill. */
+async function cacheFill(): Promise<Record<'rows' | 'answers', CacheFill>> {
+  const gauge = await gauges();
+  const fill = (cache: string) => ({
+    bytes: gauge('result_cache_bytes', `{cache="${cache}"}`),
+    maxBytes: gauge('result_cache_limit_bytes', `{cache="${cache}"}`),
+  });
+  return { rows: fill('rows'), answers: fill('answers') };
+}
+
+const isFull = ({ bytes, maxBytes }: CacheFill) => bytes >= 0.95 * maxBytes;
+
+/**
+ * Reads the whole metrics result under filters that differ only in a bound no row reaches:
+ * each read is a new row set and a new answer, so both caches grow by a full result each
+ * time, until they evict. Returns how many reads it took.
+ */
+async function fillCaches(onRead: (count: number) => void): Promise<number> {
+  let sent = 0;
+  let full = false;
+  const worker = async () => {
+    while (!full && sent < MAX_FILL_REQUESTS) {
+      const bound = ++sent;
+      const params = new URLSearchParams({ queryID: String(QUERY_ID), filters: `num_stakers > -${bound}` });
+      const answer = await request('fill the caches', `/v1/restaking/avs-stats?${params}`);
+      if (answer && answer.status !== 200)
+        problem(`a fill read was refused: ${answer.status} ${answer.text.slice(0, 200)}`);
+      onRead(bound);
+      if (bound % 200 === 0) {
+        const fill = await cacheFill();
+        full ||= isFull(fill.rows) && isFull(fill.answers);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: READERS }, worker));
+  return sent;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+const mb = (bytes: number) => bytes / 2 ** 20;
+
+/**
+ * process.memoryUsage() of the server right after a full garbage collection, and DuckDB's
+ * own memory (the duckdb_memory_bytes gauge) just after.
+ */
+interface Probe {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  duckdb: number;
+}
+
+const live = (probe: Probe) => mb(probe.heapUsed + probe.external);
+
+async function probe(): Promise<Probe> {
+  const marker = 'memory-probe ';
+  const reports = () => server.output().split(marker).length;
+  const before = reports();
+  server.process.kill('SIGUSR2');
+  for (const until = Date.now() + 30_000; reports() === before; ) {
+    if (Date.now() > until) throw new Error('the server did not answer the memory probe');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const output = server.output();
+  const usage = JSON.parse(
+    output.slice(output.lastIndexOf(marker) + marker.length).split('\n', 1)[0] as string,
+  );
+  return { ...usage, duckdb: (await gauges())('duckdb_memory_bytes') };
+}
+
 // ---------------------------------------------------------------------------------------
 // Verification, with the server stopped: the database file itself
 
@@ -348,10 +471,13 @@ function summary(): string {
 
 async function main(): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'load-test-'));
+  const began = performance.now();
   try {
     server = await spawnService(dataDir, {
       DEMO_DATA: 'on',
       RATE_LIMITS: 'free:100000/100000,premium:100000/100000',
+      DUCKDB_MEMORY_LIMIT: `${DUCKDB_MEMORY_LIMIT_MB}MB`,
+      NODE_OPTIONS: `--import=${path.join(import.meta.dirname, 'memory-probe.mjs')}`,
     });
     const pid = server.process.pid as number;
     // The metrics query runs at start; traffic begins once it has a result.
@@ -364,30 +490,58 @@ async function main(): Promise<number> {
     }
     samples.length = 0;
     const rssAtStart = rssMb(pid);
-    process.stderr.write(
-      `load: ${SECONDS} s against ${server.url} (pid ${pid}), RSS ${rssAtStart.toFixed(0)} MB\n`,
-    );
+    let peak = rssAtStart;
+    process.stderr.write(`load: against ${server.url} (pid ${pid}), RSS ${rssAtStart.toFixed(0)} MB\n`);
 
-    stopAt = Date.now() + SECONDS * 1000;
-    const rss: { at: number; mb: number }[] = [];
-    const sampler = setInterval(() => {
-      rss.push({ at: (Date.now() - (stopAt - SECONDS * 1000)) / 1000, mb: rssMb(pid) });
-      const last = rss[rss.length - 1];
-      if (last && Math.round(last.at) % 10 === 0)
-        process.stderr.write(
-          `  ${last.at.toFixed(0)} s: ${samples.length} requests, RSS ${last.mb.toFixed(0)} MB\n`,
+    const fillStarted = performance.now();
+    const fillReads = await fillCaches((count) => {
+      if (count % SAMPLE_EVERY === 0) peak = Math.max(peak, rssMb(pid));
+    });
+    const filled = await cacheFill();
+    const rssAfterFill = rssMb(pid);
+    process.stderr.write(
+      `  caches filled by ${fillReads} reads in ${((performance.now() - fillStarted) / 1000).toFixed(1)} s: rows ${mb(filled.rows.bytes).toFixed(0)}/${mb(filled.rows.maxBytes).toFixed(0)} MB, answers ${mb(filled.answers.bytes).toFixed(0)}/${mb(filled.answers.maxBytes).toFixed(0)} MB; RSS ${rssAfterFill.toFixed(0)} MB\n`,
+    );
+    if (!isFull(filled.rows) || !isFull(filled.answers))
+      problem(`the result caches were not full after ${fillReads} distinct reads: ${JSON.stringify(filled)}`);
+
+    // Mixed traffic: RSS sampled every SAMPLE_EVERY requests started, live memory probed
+    // as each phase ends (the probes run one after another, never two at once).
+    const phaseSize = Math.ceil(MEASURED_REQUESTS / PHASES);
+    const phaseRss: number[][] = Array.from({ length: PHASES }, () => []);
+    const probes: Promise<Probe>[] = [];
+    const mixedStarted = performance.now();
+    measuring = true;
+    onRequest = (count) => {
+      if (count % SAMPLE_EVERY === 0) {
+        const rss = rssMb(pid);
+        peak = Math.max(peak, rss);
+        phaseRss[Math.min(PHASES - 1, Math.floor((count - 1) / phaseSize))]?.push(rss);
+      }
+      if (count % phaseSize === 0 || count === MEASURED_REQUESTS) {
+        const seconds = (performance.now() - mixedStarted) / 1000;
+        const previous = probes[probes.length - 1] ?? Promise.resolve(undefined);
+        probes.push(
+          previous.then(async () => {
+            const probed = await probe();
+            process.stderr.write(
+              `  ${count} requests in ${seconds.toFixed(1)} s: live ${live(probed).toFixed(0)} MB after a full GC, DuckDB ${mb(probed.duckdb).toFixed(0)} MB, RSS ${mb(probed.rss).toFixed(0)} MB\n`,
+            );
+            return probed;
+          }),
         );
-    }, 1000);
+      }
+    };
     await Promise.all([
       ...Array.from({ length: READERS }, reader),
       ...Array.from({ length: UPLOADERS }, (_, w) => uploader(w)),
       ...Array.from({ length: INSERTERS }, (_, w) => inserter(w)),
       executor(),
     ]);
-    clearInterval(sampler);
+    const mixedSeconds = (performance.now() - mixedStarted) / 1000;
+    const probed = await Promise.all(probes);
     const rssAtEnd = rssMb(pid);
-    const afterWarmUp = rss.find((r) => r.at >= WARM_UP_SECONDS)?.mb ?? rssAtStart;
-    const peak = Math.max(...rss.map((r) => r.mb), rssAtEnd);
+    peak = Math.max(peak, rssAtEnd);
 
     server.process.kill('SIGTERM');
     const exit = await server.exited;
@@ -397,25 +551,57 @@ async function main(): Promise<number> {
     const total = samples.length;
     const failed = samples.filter((s) => s.status === 'error' || s.status >= 500).length;
     console.log(
-      `\nLoad test: ${SECONDS} s, ${READERS} readers, ${UPLOADERS} uploaders, ${INSERTERS} inserters, 1 executor`,
+      `\nLoad test: ${fillReads} reads to fill the caches, then ${started} requests of mixed traffic (${READERS} readers, ${UPLOADERS} uploaders, ${INSERTERS} inserters, 1 executor)`,
     );
     console.log(
-      `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}\n`,
+      `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
     );
     console.log(summary());
     console.log(
-      `\n${total} requests (${(total / SECONDS).toFixed(0)}/s), ${failed} with a 5xx or a connection error; ${executions.length} executions completed`,
+      `\n${total} requests, ${failed} with a 5xx or a connection error; ${executions.length} executions completed; mixed traffic ${started} requests in ${mixedSeconds.toFixed(1)} s (${(started / mixedSeconds).toFixed(0)}/s), ${mb(bytesReceived).toFixed(0)} MB of answers in all`,
     );
     console.log(
       `writes verified row by row: ${verified.tables} tables, ${verified.rows} acknowledged rows, ${problems.filter((p) => /rows stored|catalog|unacknowledged/.test(p)).length} lost or extra`,
     );
+
+    const medians = phaseRss.map(median);
+    const first = probed[0] as Probe;
+    const last = probed[PHASES - 1] as Probe;
+    const liveGrowth = live(last) - live(first);
+    // DuckDB's share grows with the rows inserted (bounded by its memory limit): not a leak.
+    const duckdbGrowth = mb(last.duckdb - first.duckdb);
+    const rssGrowth = (medians[PHASES - 1] as number) - (medians[0] as number) - duckdbGrowth;
+    const ceiling =
+      rssAtStart +
+      2 * mb(filled.rows.maxBytes + filled.answers.maxBytes) +
+      DUCKDB_MEMORY_LIMIT_MB +
+      CEILING_SLACK_MB;
+    const signed = (value: number) => `${value >= 0 ? '+' : ''}${value.toFixed(0)}`;
     console.log(
-      `server RSS: ${rssAtStart.toFixed(0)} MB at start, ${afterWarmUp.toFixed(0)} MB after ${WARM_UP_SECONDS} s of warm-up, ${rssAtEnd.toFixed(0)} MB at the end, peak ${peak.toFixed(0)} MB`,
+      `server memory: RSS ${rssAtStart.toFixed(0)} MB at start, ${rssAfterFill.toFixed(0)} MB with the caches full, ${rssAtEnd.toFixed(0)} MB at the end, peak ${peak.toFixed(0)} MB`,
     );
-    if (rssAtEnd > afterWarmUp + RSS_GROWTH_LIMIT_MB)
+    console.log(
+      `  per phase of ${phaseSize} requests: live after a full GC ${probed.map((p) => live(p).toFixed(0)).join(', ')} MB; DuckDB ${probed.map((p) => mb(p.duckdb).toFixed(0)).join(', ')} MB; median RSS ${medians.map((m) => m.toFixed(0)).join(', ')} MB`,
+    );
+    console.log(
+      `  from the first phase to the last: live ${signed(liveGrowth)} MB (limit ${LIVE_GROWTH_LIMIT_MB}), median RSS outside DuckDB ${signed(rssGrowth)} MB (limit ${RSS_GROWTH_LIMIT_MB}); peak RSS ${peak.toFixed(0)} MB (ceiling ${ceiling.toFixed(0)})`,
+    );
+    if (!(liveGrowth <= LIVE_GROWTH_LIMIT_MB))
       problem(
-        `RSS grew by ${(rssAtEnd - afterWarmUp).toFixed(0)} MB after the warm-up (limit ${RSS_GROWTH_LIMIT_MB} MB)`,
+        `the memory the server still references grew by ${liveGrowth.toFixed(0)} MB over ${MEASURED_REQUESTS - phaseSize} requests with the caches full (limit ${LIVE_GROWTH_LIMIT_MB} MB): something keeps memory per request`,
       );
+    if (!(rssGrowth <= RSS_GROWTH_LIMIT_MB))
+      problem(
+        `the median RSS grew by ${rssGrowth.toFixed(0)} MB more than DuckDB's memory from the first phase to the last, with the caches full (limit ${RSS_GROWTH_LIMIT_MB} MB): something keeps memory per request`,
+      );
+    if (peak > ceiling)
+      problem(
+        `peak RSS ${peak.toFixed(0)} MB is over the ceiling of ${ceiling.toFixed(0)} MB (start, twice the caches' bounds, DuckDB's limit, ${CEILING_SLACK_MB} MB)`,
+      );
+    console.log(`wall time ${((performance.now() - began) / 1000).toFixed(0)} s`);
     if (problems.length > 0) {
       console.log(`\nFAILED:\n${problems.map((p) => `  ${p}`).join('\n')}`);
       return 1;

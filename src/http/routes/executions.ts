@@ -3,6 +3,7 @@ import getRawBody from 'raw-body';
 import { badRequest, notFound } from '../../errors.js';
 import type { AppDeps } from '../app-deps.js';
 import { authenticate } from '../authenticate.js';
+import { refuseDeclaredOver } from '../declared-length.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { parseQueryId } from './results.js';
@@ -11,6 +12,7 @@ const MAX_EXECUTE_BODY = 65_536;
 
 /** The execute body the official clients send: `{query_parameters, performance}`; both optional. */
 async function readExecuteBody(req: Request): Promise<void> {
+  refuseDeclaredOver(req, MAX_EXECUTE_BODY);
   const raw = await getRawBody(req, { limit: MAX_EXECUTE_BODY, encoding: 'utf8' });
   if (raw.trim() === '') return;
   let body: unknown;

@@ -18,6 +18,7 @@ import { describeTable } from '../../tables/table-catalog.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';
+import { refuseDeclaredOver } from '../declared-length.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { recordStoredBytes } from '../request-metrics.js';
@@ -103,6 +104,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
   const createChecks = (req: Request, _res: Response, next: (error?: unknown) => void) => {
     readQueryParams(req, []);
     requireJson(req);
+    refuseDeclaredOver(req, CREATE_BODY_LIMIT);
     next();
   };
 
