@@ -26,7 +26,7 @@ export function parseQueryId(text: string | undefined, what: string): number {
 const noQueryParameters = (name: string) =>
   name.startsWith('params.') ? `saved queries take no parameters; remove "${name}"` : undefined;
 
-export function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
+function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
   return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], noQueryParameters);
 }
 
