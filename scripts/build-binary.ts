@@ -5,8 +5,8 @@
  * How: a Node.js single executable application (SEA). esbuild bundles the service into one
  * CommonJS file (SEA runs CommonJS only, and its `require` sees built-in modules only); the
  * bundle, the project files (`queries/`, `public/settings/`), the workspace page's bundled
- * files and DuckDB's native library become SEA assets; the blob is injected with postject into a copy of the Node binary
- * running this script. Nothing is downloaded: it uses only what `npm ci` installed and the
+ * files and DuckDB's native library become SEA assets; the blob is injected with postject
+ * into a copy of the Node binary running this script. Nothing is downloaded: it uses only what `npm ci` installed and the
  * Node that runs it. See the README's "Run as a single file" for why this approach.
  */
 import { spawnSync } from 'node:child_process';
