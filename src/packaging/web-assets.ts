@@ -22,7 +22,7 @@ import { embeddedManifest, isSingleExecutable, readEmbedded } from './single-exe
 export const WORKSPACE_SOURCES = 'web/workspace';
 
 export interface WebAsset {
-  /** `index.html`, or a file name with its content hash, e.g. `workspace-3f2a9c01b7de.js`. */
+  /** `index.html`, or a file name with a hash of its contents, e.g. `workspace-EOJCXUHR.js`. */
   name: string;
   contents: Buffer;
 }
@@ -109,6 +109,11 @@ async function runBundler(root: string): Promise<Bundle> {
     absWorkingDir: root,
     entryPoints: [path.join(dir, 'workspace.ts'), path.join(dir, 'workspace.css')],
     outdir: path.join(dir, 'out'),
+    // File names carry a hash of their contents (esbuild's), as the page's chunks import them.
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    // What is imported with import() (the chart library) loads when first needed.
+    splitting: true,
     bundle: true,
     minify: true,
     format: 'esm',
@@ -121,12 +126,21 @@ async function runBundler(root: string): Promise<Bundle> {
   });
   const assets: WebAsset[] = [];
   const names = new Map<string, string>();
+  // The metafile names files relative to absWorkingDir, with '/' (a chunk loaded by import()
+  // is an entry point of its own there too).
+  const entries: Record<string, string> = {
+    [`${WORKSPACE_SOURCES}/workspace.ts`]: PAGE_REFERENCES.script,
+    [`${WORKSPACE_SOURCES}/workspace.css`]: PAGE_REFERENCES.style,
+  };
   for (const output of result.outputFiles) {
-    const extension = path.extname(output.path);
-    const name = hashedName('workspace', extension, output.contents);
-    names.set(extension === '.js' ? PAGE_REFERENCES.script : PAGE_REFERENCES.style, name);
+    const name = path.basename(output.path);
+    const entry =
+      result.metafile.outputs[path.relative(root, output.path).split(path.sep).join('/')]?.entryPoint;
+    const reference = entry === undefined ? undefined : entries[entry];
+    if (reference) names.set(reference, name);
     assets.push({ name, contents: Buffer.from(output.contents) });
   }
+  if (names.size !== 2) throw new Error(`the bundle's entry files were not found: ${[...names.values()]}`);
   const inputs = Object.keys(result.metafile.inputs);
   const notices = noticesFile(inputs.map((input) => path.resolve(root, input)));
   const licenses = hashedName('licenses', '.txt', notices);

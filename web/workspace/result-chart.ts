@@ -1,4 +1,4 @@
-import * as Plot from '@observablehq/plot';
+import type * as PlotLibrary from '@observablehq/plot';
 import { type Api, ApiError, withQuery } from './api.js';
 import type { CellValue, ResultsPage } from './api-types.js';
 import { h } from './dom.js';
@@ -11,6 +11,21 @@ import { ResultsGrid, type ResultView } from './results-grid.js';
  */
 
 export type ChartKind = 'line' | 'bar' | 'scatter';
+
+type Plot = typeof import('./chart-library.js');
+
+/**
+ * Observable Plot and d3 are 40% of the page's script and only the chart needs them: they
+ * load the first time a chart is drawn (a separate file of the bundle), not with the page.
+ */
+let library: Promise<Plot> | undefined;
+function loadPlot(): Promise<Plot> {
+  library ??= import('./chart-library.js');
+  library.catch(() => {
+    library = undefined;
+  });
+  return library;
+}
 
 /** Rows drawn at most: more would not be readable, and a page of them is fetched at once. */
 export const CHART_ROWS = 10_000;
@@ -43,7 +58,7 @@ export class ResultChart {
   private resize: ResizeObserver;
   private lastWidth = 0;
   /** What was drawn last: a new width draws it again without asking the service. */
-  private drawn: { kind: ChartKind; x: string; ys: string[]; points: Point[] } | undefined;
+  private drawn: { plot: Plot; kind: ChartKind; x: string; ys: string[]; points: Point[] } | undefined;
 
   constructor(
     private readonly api: () => Api,
@@ -62,8 +77,8 @@ export class ResultChart {
     this.resize = new ResizeObserver(() => {
       const width = parts.figure.clientWidth;
       if (Math.abs(width - this.lastWidth) > 40 && this.isVisible() && this.drawn) {
-        const { kind, x, ys, points } = this.drawn;
-        this.render(kind, x, ys, points);
+        const { plot, kind, x, ys, points } = this.drawn;
+        this.render(plot, kind, x, ys, points);
       }
     });
     this.resize.observe(parts.figure);
@@ -137,14 +152,18 @@ export class ResultChart {
     }
     const columns = [x, ...ys.filter((y) => y !== x)];
     let page: ResultsPage;
+    let plot: Plot;
     try {
-      page = await this.api().get<ResultsPage>(
-        withQuery(`/v1/execution/${encodeURIComponent(view.status.execution_id)}/results`, {
-          columns: columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(','),
-          limit: CHART_ROWS,
-          ...ResultsGrid.parameters(view),
-        }),
-      );
+      [plot, page] = await Promise.all([
+        loadPlot(),
+        this.api().get<ResultsPage>(
+          withQuery(`/v1/execution/${encodeURIComponent(view.status.execution_id)}/results`, {
+            columns: columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(','),
+            limit: CHART_ROWS,
+            ...ResultsGrid.parameters(view),
+          }),
+        ),
+      ]);
     } catch (error) {
       if (generation !== this.generation) return;
       this.drawn = undefined;
@@ -176,20 +195,20 @@ export class ResultChart {
       total > page.result.rows.length
         ? `Drawn from the first ${numberFormat.format(page.result.rows.length)} of ${numberFormat.format(total)} rows.`
         : '';
-    this.render(kind, x, ys, points);
+    this.render(plot, kind, x, ys, points);
   }
 
-  private render(kind: ChartKind, x: string, ys: string[], points: Point[]): void {
-    this.drawn = { kind, x, ys, points };
+  private render(plot: Plot, kind: ChartKind, x: string, ys: string[], points: Point[]): void {
+    this.drawn = { plot, kind, x, ys, points };
     const width = Math.max(320, this.parts.figure.clientWidth);
     this.lastWidth = width;
     const several = ys.length > 1;
-    let marks: Plot.Markish[];
-    const xOptions: Plot.ScaleOptions = { label: x };
+    let marks: PlotLibrary.Markish[];
+    const xOptions: PlotLibrary.ScaleOptions = { label: x };
     if (kind === 'line') {
       // A line joins points in x order, whatever order the rows came in.
       const sorted = [...points].sort((a, b) => (a.x < b.x ? -1 : a.x > b.x ? 1 : 0));
-      marks = [Plot.lineY(sorted, { x: 'x', y: 'y', stroke: 'series', tip: true })];
+      marks = [plot.lineY(sorted, { x: 'x', y: 'y', stroke: 'series', tip: true })];
     } else if (kind === 'bar') {
       const categories = [...new Set(points.map((p) => p.x as string))];
       // Every label of a long axis would overlap: show about 20.
@@ -199,11 +218,11 @@ export class ResultChart {
       }
       if (categories.some((c) => c.length > 8) || categories.length > 10) xOptions.tickRotate = -30;
       xOptions.domain = categories;
-      marks = [Plot.barY(points, { x: 'x', y: 'y', fill: 'series', tip: true }), Plot.ruleY([0])];
+      marks = [plot.barY(points, { x: 'x', y: 'y', fill: 'series', tip: true }), plot.ruleY([0])];
     } else {
-      marks = [Plot.dot(points, { x: 'x', y: 'y', stroke: 'series', tip: true })];
+      marks = [plot.dot(points, { x: 'x', y: 'y', stroke: 'series', tip: true })];
     }
-    const figure = Plot.plot({
+    const figure = plot.plot({
       className: 'chart',
       width,
       height: 380,
