@@ -42,6 +42,16 @@ export async function waitForLine(child: Child, pattern: RegExp, timeoutMs = 120
   }
 }
 
+/** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
+const CLOCK_TICKS = 100;
+
+/** User + system CPU seconds of a live process so far, from /proc. */
+export function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // Fields 14 and 15 of stat (utime, stime), counted after the command name's closing paren.
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
 /** Peak resident memory of a live process, from /proc (VmHWM), in bytes. */
 export function peakRss(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
+import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
@@ -10,7 +11,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, workspace).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, workspace).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   refresh: () => runMetricsRefreshBenchmark(),
   sandbox: () => runSandboxBenchmark(),
   workspace: () => runWorkspaceBenchmark(),
+  queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { type BenchRow, median } from './bench-table.js';
-import { runTs, startServiceProcess, waitForLine } from './processes.js';
+import { cpuSeconds, runTs, startServiceProcess, waitForLine } from './processes.js';
 
 /**
  * Requests per second and p99 latency of typical results requests against the service,
@@ -37,16 +37,6 @@ interface Load {
   p99: number;
   /** CPU time the server process spent per request (user + system), in microseconds. */
   cpuMicros: number;
-}
-
-/** Linux's USER_HZ: /proc counts CPU time in hundredths of a second. */
-const CLOCK_TICKS = 100;
-
-/** User + system CPU seconds of a live process so far, from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // Fields 14 and 15 of stat (utime, stime), counted after the command name's closing paren.
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
 async function load(url: string, pid: number): Promise<Load> {

@@ -7,12 +7,13 @@ import { KeyStore } from './auth/key-store.js';
 import { type Config, duckdbAllowedDirectories, duckdbSettings } from './config/config.js';
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
-import { configuredSavedQueries } from './executions/saved-queries.js';
 import { Scheduler } from './executions/scheduler.js';
 import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { Queries } from './queries/queries.js';
+import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
@@ -32,6 +33,8 @@ const SHUTDOWN_GRACE_MS = 3_000;
 const IN_MEMORY_RESULT_ROWS = 50_000;
 const ROW_CACHE_BYTES = 128 * 1024 * 1024;
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
+/** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
+const OPERATOR_QUERIES_AT_ONCE = 2;
 
 export interface RunningService {
   /** The address actually bound, e.g. http://127.0.0.1:8080. */
@@ -41,6 +44,9 @@ export interface RunningService {
   database: Database;
   keys: KeyStore;
   executions: Executions;
+  /** The operator's query files, as configured. */
+  queryFiles: QueryFile[];
+  queries: Queries;
   server: http.Server;
   close(): Promise<void>;
 }
@@ -93,19 +99,29 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
   const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
 
+  const queryFiles = configuredQueryFiles(config);
   const executions = new Executions(
     database,
-    configuredSavedQueries(config),
     {
       maxResultRows: config.maxResultRows,
       retentionHours: config.resultRetentionHours,
+      running: { operator: OPERATOR_QUERIES_AT_ONCE, users: config.maxRunningQueries },
+      usersTimeoutSeconds: config.queryTimeoutSeconds,
     },
     logger,
   );
   await executions.open();
+  const queries = new Queries(database, executions, queryFiles);
   const metrics = new ServiceMetrics({ processMetrics: true });
-  executions.onFinished((execution) => metrics.executionFinished(execution));
-  const scheduler = new Scheduler(executions, logger);
+  const fileIds = new Set(queryFiles.map((q) => q.id));
+  // Users' queries are counted together: one series per query would grow without bound.
+  executions.onFinished((execution) =>
+    metrics.executionFinished(
+      execution,
+      fileIds.has(execution.queryId) ? String(execution.queryId) : 'users',
+    ),
+  );
+  const scheduler = new Scheduler(executions, queryFiles, logger);
 
   let url = '';
   const baseUrl = () => config.publicBaseUrl ?? url;
@@ -116,7 +132,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   );
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
-  const app = createApp({ config, database, keys, logger, executions, results, metrics, baseUrl });
+  const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });
   const server = http.createServer(app);
   answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -160,5 +176,5 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, server, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
 }

@@ -7,7 +7,10 @@ export interface Account {
   admin: boolean;
 }
 
-/** Namespaces no account may be named after: DuckDB's own schemas and the shared data set. */
+/**
+ * Namespaces no account may be named after: DuckDB's own schemas, the shared data set, and
+ * `operator`, the owner of the operator's query files and of the scheduler's runs.
+ */
 export const RESERVED_NAMESPACES = new Set([
   'main',
   'information_schema',
@@ -15,4 +18,5 @@ export const RESERVED_NAMESPACES = new Set([
   'temp',
   'system',
   'restaking',
+  'operator',
 ]);

@@ -31,6 +31,16 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--log-level <level>', 'LOG_LEVEL', 'fatal, error, warn, info, debug, trace or silent'],
   ['--demo-data <on|off>', 'DEMO_DATA', 'fill a fresh data directory with the demo restaking data'],
   [
+    '--max-running-queries <n>',
+    'MAX_RUNNING_QUERIES',
+    "users' executions that run at once; the rest wait in a queue",
+  ],
+  [
+    '--query-timeout-seconds <n>',
+    'QUERY_TIMEOUT_SECONDS',
+    "a user's execution is stopped (FAILED) after this long",
+  ],
+  [
     '--duckdb-memory-limit <size>',
     'DUCKDB_MEMORY_LIMIT',
     "DuckDB's memory limit, e.g. 4GB (default 80% of RAM)",

@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config/config.js';
-import { SavedQueryError } from '../executions/saved-queries.js';
+import { QueryFileError } from '../queries/query-files.js';
 import { DatabaseLockedError } from '../storage/database.js';
 import { addDemoCommand } from './demo-command.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -42,7 +42,7 @@ export function buildProgram(): Command {
 function exitCodeOf(error: unknown): number {
   if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
   if (error instanceof CliError) return error.exitCode;
-  if (error instanceof ConfigError || error instanceof SavedQueryError) return EXIT.usage;
+  if (error instanceof ConfigError || error instanceof QueryFileError) return EXIT.usage;
   if (error instanceof DatabaseLockedError) return EXIT.databaseInUse;
   return EXIT.failure;
 }

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import { duckdbAllowedDirectories, duckdbSettings, loadConfig } from '../config/config.js';
-import { type Execution, hasResult, STATES } from '../executions/execution.js';
+import { type Execution, hasResult, OPERATOR, STATES } from '../executions/execution.js';
 import { Executions } from '../executions/executions.js';
-import { configuredSavedQueries } from '../executions/saved-queries.js';
+import { configuredQueryFiles } from '../queries/query-files.js';
 import { DATABASE_FILE } from '../service.js';
 import { Database } from '../storage/database.js';
 import { migrate } from '../storage/service-schema.js';
@@ -61,7 +61,7 @@ async function refresh(options: RefreshOptions): Promise<void> {
     { level: config.logLevel, base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
     pino.destination(2),
   );
-  const queries = configuredSavedQueries(config);
+  const queries = configuredQueryFiles(config);
   const wanted = options.query ?? queries.map((q) => q.id);
   const unknown = wanted.filter((id) => !queries.some((q) => q.id === id));
   if (unknown.length > 0) {
@@ -85,7 +85,6 @@ async function refresh(options: RefreshOptions): Promise<void> {
   let interrupted: string | undefined;
   const executions = new Executions(
     database,
-    queries,
     { maxResultRows: config.maxResultRows, retentionHours: config.resultRetentionHours },
     logger,
   );
@@ -101,7 +100,13 @@ async function refresh(options: RefreshOptions): Promise<void> {
   try {
     await migrate(database);
     await executions.open();
-    for (const id of wanted) if (!interrupted) submitted.push(await executions.submit(id));
+    for (const id of wanted) {
+      const query = queries.find((q) => q.id === id);
+      if (query && !interrupted)
+        submitted.push(
+          await executions.submit({ queryId: id, sql: query.sql, owner: OPERATOR, lane: 'operator' }),
+        );
+    }
     await executions.whenIdle();
     if (!interrupted) await executions.purgeExpired();
   } finally {

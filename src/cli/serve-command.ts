@@ -30,7 +30,7 @@ function describeKeys(config: Config, service: RunningService): string {
 }
 
 function describeQueries(service: RunningService): string {
-  const queries = service.executions.savedQueries();
+  const queries = service.queryFiles;
   if (queries.length === 0) return 'saved queries: none';
   return `saved queries: ${queries.map((q) => `${q.id} (${q.name})`).join(', ')}`;
 }
@@ -87,7 +87,7 @@ async function serve(options: Record<string, unknown>, command: Command): Promis
       dataDir: config.dataDir,
       configuredKeys: config.apiKeys.length,
       keys: service.keys.size,
-      savedQueries: service.executions.savedQueries().map((q) => q.id),
+      savedQueries: service.queryFiles.map((q) => q.id),
     },
     'serving',
   );

@@ -41,6 +41,10 @@ export interface Config {
   demoData: boolean;
   /** DuckDB's memory_limit, e.g. `2GB`; undefined leaves DuckDB's default (80% of RAM). */
   duckdbMemoryLimit: string | undefined;
+  /** Users' executions that run at once; the rest wait in a queue. */
+  maxRunningQueries: number;
+  /** A user's execution is interrupted (and fails) after this many seconds. */
+  queryTimeoutSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -190,6 +194,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logLevel,
     demoData: demoData(env.DEMO_DATA),
     duckdbMemoryLimit: memoryLimit(env.DUCKDB_MEMORY_LIMIT),
+    maxRunningQueries: integer(env, 'MAX_RUNNING_QUERIES', 2, 1, 64),
+    queryTimeoutSeconds: integer(env, 'QUERY_TIMEOUT_SECONDS', 1800, 1, 7 * 86_400),
   };
 }
 

@@ -1,10 +1,22 @@
 import type { Database, Session } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
-import type { Execution, ExecutionState, SnapshotColumn } from './execution.js';
+import {
+  type Execution,
+  type ExecutionState,
+  NO_PARAMETERS,
+  OPERATOR,
+  type SnapshotColumn,
+} from './execution.js';
 
 /**
- * Execution records, kept in memory (they are few and small, and every results request
- * needs one) and written through to `_service.executions` so they survive a restart.
+ * Execution records, kept in memory (every results and status request needs one) and
+ * written through to `_service.executions` so they survive a restart. Records are appended,
+ * one row per state an execution reaches, with a revision number (0 for PENDING, then 1 and
+ * up); the highest revision is the record. Appending lets a run write its final record on its own connection, in the
+ * transaction that stores its rows (one commit, one fsync, for the whole run: each commit
+ * costs a few ms of fsync here), while the writer connection appends others' records: appends
+ * never conflict. It also replaced a DELETE + INSERT per state change (3.6 ms against 1.0 ms
+ * for an UPDATE, and an append costs what an UPDATE does).
  */
 
 interface ExecutionRow {
@@ -21,12 +33,20 @@ interface ExecutionRow {
   columns: string | null;
   row_count: bigint | null;
   result_bytes: bigint | null;
+  owner: string | null;
+  parameter_set: string | null;
+  reads_private: boolean | null;
+  revision: number | null;
 }
 
 function fromRow(row: ExecutionRow): Execution {
   return {
     id: row.execution_id,
     queryId: Number(row.query_id),
+    // Records written before executions had owners are the scheduler's.
+    owner: row.owner ?? OPERATOR,
+    parameterSet: row.parameter_set ?? NO_PARAMETERS,
+    readsPrivate: row.reads_private ?? false,
     state: row.state as ExecutionState,
     submittedAt: row.submitted_at,
     ...(row.started_at ? { startedAt: row.started_at } : {}),
@@ -42,18 +62,48 @@ function fromRow(row: ExecutionRow): Execution {
 
 const iso = (date: Date | undefined) => (date ? date.toISOString() : null);
 
+const COLUMNS = [
+  'execution_id',
+  'query_id',
+  'state',
+  'submitted_at',
+  'started_at',
+  'ended_at',
+  'cancelled_at',
+  'expires_at',
+  'error_type',
+  'error_message',
+  'columns',
+  'row_count',
+  'result_bytes',
+  'owner',
+  'parameter_set',
+  'reads_private',
+  'revision',
+];
+
+const APPEND = `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`;
+
 export class ExecutionStore {
   private readonly byId = new Map<string, Execution>();
+  /** Each query's executions in submission order (ids are monotonic ULIDs). */
+  private readonly byQuery = new Map<number, Execution[]>();
+  /** The last revision handed out per execution. */
+  private readonly revisions = new Map<string, number>();
 
   constructor(private readonly database: Database) {}
 
   async load(): Promise<Execution[]> {
     const rows = await this.database.read((s) =>
-      s.all<ExecutionRow>(`SELECT * FROM ${SERVICE_SCHEMA}.executions ORDER BY submitted_at, execution_id`),
+      s.all<ExecutionRow>(
+        `SELECT * FROM ${SERVICE_SCHEMA}.executions
+          QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY coalesce(revision, 0) DESC) = 1
+          ORDER BY execution_id`,
+      ),
     );
     for (const row of rows) {
-      const execution = fromRow(row);
-      this.byId.set(execution.id, execution);
+      this.revisions.set(row.execution_id, row.revision ?? 0);
+      this.remember(fromRow(row));
     }
     return [...this.byId.values()];
   }
@@ -66,31 +116,93 @@ export class ExecutionStore {
     return [...this.byId.values()];
   }
 
+  /** The query's executions, oldest first. */
+  ofQuery(queryId: number): readonly Execution[] {
+    return this.byQuery.get(queryId) ?? [];
+  }
+
   /** Records the execution's new state; memory changes only once the database has it. */
   async save(execution: Execution): Promise<void> {
-    await this.database.write(async (s: Session) => {
-      await s.run(`DELETE FROM ${SERVICE_SCHEMA}.executions WHERE execution_id = ?`, [execution.id]);
-      await s.run(`INSERT INTO ${SERVICE_SCHEMA}.executions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-        execution.id,
-        execution.queryId,
-        execution.state,
-        iso(execution.submittedAt),
-        iso(execution.startedAt),
-        iso(execution.endedAt),
-        iso(execution.cancelledAt),
-        iso(execution.expiresAt),
-        execution.error?.type ?? null,
-        execution.error?.message ?? null,
-        execution.columns ? JSON.stringify(execution.columns) : null,
-        execution.rowCount ?? null,
-        execution.resultBytes ?? null,
-      ]);
-    });
-    this.byId.set(execution.id, { ...execution });
+    const row = this.row(execution);
+    await this.database.write((session) => session.run(APPEND, row));
+    this.remember({ ...execution });
+  }
+
+  /**
+   * Writes a new execution's PENDING record, revision 0: whenever it lands, a record the run
+   * wrote (revision 1 and up) stays the latest.
+   */
+  savePending(execution: Execution): Promise<void> {
+    const row = this.row(execution, 0);
+    return this.database.write((session) => session.run(APPEND, row));
+  }
+
+  /** Appends the record in the caller's transaction; `remember` it once that commits. */
+  async append(session: Session, execution: Execution): Promise<void> {
+    await session.run(APPEND, this.row(execution));
+  }
+
+  /** The execution's state in memory only (EXECUTING; or a record `append`ed and committed). */
+  remember(execution: Execution): void {
+    const known = this.byId.has(execution.id);
+    this.byId.set(execution.id, execution);
+    const list = this.byQuery.get(execution.queryId);
+    if (!list) {
+      this.byQuery.set(execution.queryId, [execution]);
+      return;
+    }
+    if (!known) {
+      list.push(execution);
+      // Loaded rows come in id order and new ids are monotonic; keep the order regardless.
+      const last = list.length - 1;
+      if (last > 0 && (list[last - 1] as Execution).id > execution.id)
+        list.sort((a, b) => (a.id < b.id ? -1 : 1));
+      return;
+    }
+    // The execution that changes is nearly always one of the query's latest.
+    for (let i = list.length - 1; i >= 0; i--) {
+      if ((list[i] as Execution).id === execution.id) {
+        list[i] = execution;
+        return;
+      }
+    }
   }
 
   async remove(id: string, session: Session): Promise<void> {
     await session.run(`DELETE FROM ${SERVICE_SCHEMA}.executions WHERE execution_id = ?`, [id]);
+    const execution = this.byId.get(id);
     this.byId.delete(id);
+    this.revisions.delete(id);
+    if (!execution) return;
+    const list = this.byQuery.get(execution.queryId) ?? [];
+    // Purging goes oldest first, so the execution is found at the front.
+    const index = list.findIndex((e) => e.id === id);
+    if (index >= 0) list.splice(index, 1);
+    if (list.length === 0) this.byQuery.delete(execution.queryId);
+  }
+
+  /** The record's values, with the given revision or the execution's next (1 and up). */
+  private row(execution: Execution, given?: number) {
+    const revision = given ?? Math.max(1, (this.revisions.get(execution.id) ?? 0) + 1);
+    this.revisions.set(execution.id, Math.max(revision, this.revisions.get(execution.id) ?? 0));
+    return [
+      execution.id,
+      execution.queryId,
+      execution.state,
+      iso(execution.submittedAt),
+      iso(execution.startedAt),
+      iso(execution.endedAt),
+      iso(execution.cancelledAt),
+      iso(execution.expiresAt),
+      execution.error?.type ?? null,
+      execution.error?.message ?? null,
+      execution.columns ? JSON.stringify(execution.columns) : null,
+      execution.rowCount ?? null,
+      execution.resultBytes ?? null,
+      execution.owner,
+      execution.parameterSet,
+      execution.readsPrivate,
+      revision,
+    ];
   }
 }

@@ -1,8 +1,9 @@
 /**
- * An execution: one run of a saved query, and the immutable snapshot of its rows. The
- * record's life: PENDING (queued) → EXECUTING → COMPLETED | COMPLETED_PARTIAL (the result
- * was larger than MAX_RESULT_ROWS and is kept truncated) | FAILED | CANCELLED; a finished
- * one reads as EXPIRED after `expiresAt`, and is purged later.
+ * An execution: one run of a query (an operator's query file, a user's saved query, or ad-hoc
+ * SQL), and the immutable snapshot of its rows. The record's life: PENDING (queued) →
+ * EXECUTING → COMPLETED | COMPLETED_PARTIAL (the result was larger than MAX_RESULT_ROWS and
+ * is kept truncated) | FAILED | CANCELLED; a finished one reads as EXPIRED after
+ * `expiresAt`, and is purged later.
  */
 
 export const STATES = {
@@ -34,9 +35,24 @@ export interface SnapshotColumn {
   type: string;
 }
 
+/** The owner of the scheduler's runs (a reserved handle: no account is named so). */
+export const OPERATOR = 'operator';
+
+/** Query id of ad-hoc SQL (`POST /v1/sql/execute`), as the mirrored API reports it. */
+export const AD_HOC_QUERY_ID = 0;
+
+/** The parameter set of a query without parameters. */
+export const NO_PARAMETERS = '[]';
+
 export interface Execution {
   id: string;
   queryId: number;
+  /** Who ran it: the executor's handle, or OPERATOR for scheduled runs. */
+  owner: string;
+  /** The parameter values it ran with, in canonical form (queries/parameters.ts). */
+  parameterSet: string;
+  /** Whether its SQL read a private table: then its result is its owner's alone. */
+  readsPrivate: boolean;
   state: ExecutionState;
   submittedAt: Date;
   startedAt?: Date;

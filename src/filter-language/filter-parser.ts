@@ -1,22 +1,18 @@
 /**
- * The only module that knows jsep. jsep's configuration is global, so it is set here once: its
- * JavaScript operators and literals removed, ours added, and one plugin that reads SQL's tokens
- * (strings, quoted names, hex, signed numbers, names) where they stand in the client's text. jsep
- * parses the keyword pass's text, in which every character stands where the client put it, so
- * jsep's indices and our nodes' positions are the client's. The walker turns jsep's loose tree
- * into the closed `FilterSyntax`: it folds NOT, BETWEEN … AND and IN (…) into their predicates,
- * and every node type or shape outside the grammar is an error saying what was expected and where.
+ * The only module that knows jsep, whose configuration is global: its JavaScript operators and
+ * literals removed; AND and OR added in every spelling (it matches case-sensitively); and the
+ * comma, so that a stray one reaches the plugin to be refused, not skipped. The plugin's
+ * `gobble-token` hook reads, from the lexer's tokens, a whole condition where jsep wants an
+ * operand: a predicate, NOT and its operand, or a group. jsep reads the client's text (Unicode
+ * spaces made plain), so every index is the client's. jsep builds AND and OR by precedence;
+ * anything else is an error at the first thing wrong in reading order, saying what was expected.
  */
 import jsep from 'jsep';
-import type { ComparisonOperator, FilterSyntax, LiteralSyntax, NameRef } from './ast.js';
+import type { ComparisonOperator, FilterSyntax, LiteralSyntax } from './ast.js';
 import { echo, type SourceText } from './errors.js';
-import { prepareForJsep, showOperator, tooDeep } from './keyword-pass.js';
-import { checkText, describeToken, readToken, skipSpaces, type Token, tokenize } from './lexer.js';
-import { MAX_NESTING_DEPTH } from './limits.js';
+import { checkText, describeToken, type Token, tokenize } from './lexer.js';
+import { MAX_LIST_ITEMS, MAX_NESTING_DEPTH } from './limits.js';
 
-const COMPARISONS: readonly string[] = ['=', '!=', '<>', '<', '<=', '>', '>='];
-const LIKES: readonly string[] = ['like', 'not~like', 'ilike', 'not~ilike'];
-const KEYWORDS: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', 'like', 'ilike', 'is', 'between']);
 /**
  * What follows a column in a filter: `)` or an operator with the start of what it takes. A
  * quoted name ends only where this follows (see `readQuotedName`): in `"x\" = 1` the column is `x\`.
@@ -27,317 +23,311 @@ const FOLLOWS_COLUMN = new RegExp(
   'iuy',
 );
 
-/** A token the plugin read, with its place in the client's text. */
-interface TokenNode extends jsep.Expression {
-  type: 'SqlToken';
-  token: Token;
-}
+const KEYWORDS: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', 'like', 'ilike', 'is', 'between']);
+/** The operators; all but IS take NOT before them, IS after it. */
+const NEGATABLE: ReadonlySet<string> = new Set(['in', 'like', 'ilike', 'between']);
+const OPERATORS: ReadonlySet<string> = new Set(['=', '!=', '<>', '<', '<=', '>', '>=', 'is', ...NEGATABLE]);
+/** What may stand just before a condition. */
+const OPENERS: ReadonlySet<string> = new Set(['and', 'or', 'not', '(', ',']);
+const JOIN_HINT = 'join conditions with AND or OR';
+const TOO_DEEP = [`nesting deeper than ${MAX_NESTING_DEPTH} levels`, 'count each ( and each NOT'] as const;
+const UNCLOSED = ["unclosed '('", "expected ')'"] as const;
 
-/** Where the token hooks saw the nodes jsep builds itself begin and end: NOT, `( )`, IN lists. */
-interface Located {
-  start?: number;
-  end?: number;
-}
+/** A condition the plugin read, already in the closed syntax. */
+type ConditionNode = jsep.Expression & { type: 'Condition'; syntax: FilterSyntax };
 
-/** The filter being parsed: jsep runs its hooks synchronously, one parse at a time. */
-let parsing: { source: SourceText; eager: boolean; starts: number[] } | undefined;
+const spellings = (word: string): string[] =>
+  [...word].reduce<string[]>((all, c) => all.flatMap((s) => [s + c, s + c.toUpperCase()]), ['']);
 
-// Higher binds tighter: OR < AND < predicates < BETWEEN's AND. jsep binds NOT tightest of all.
+// Higher binds tighter: the comma (always refused) < OR < AND.
 jsep.removeAllBinaryOps();
 jsep.removeAllUnaryOps();
 jsep.removeAllLiterals();
-jsep.addUnaryOp('not');
-jsep.addBinaryOp('or', 1);
-jsep.addBinaryOp('and', 2);
-jsep.addBinaryOp('&', 7);
-for (const operator of [...COMPARISONS, ...LIKES, 'in', 'not~in', 'is', 'is~not', 'between', 'not~between']) {
-  jsep.addBinaryOp(operator, 6);
-}
-jsep.plugins.register({
-  name: 'sql-tokens',
-  init() {
-    jsep.hooks.add('gobble-token', readSqlToken);
-    jsep.hooks.add('after-token', function (this: jsep.HookScope, env: { node?: jsep.Expression }) {
-      const start = parsing?.starts.pop();
-      if (env.node && start !== undefined) {
-        Object.assign(env.node, { start, end: this.index } satisfies Located);
-      }
-    });
-  },
-});
+jsep.addBinaryOp(',', 1);
+for (const spelling of spellings('or')) jsep.addBinaryOp(spelling, 2);
+for (const spelling of spellings('and')) jsep.addBinaryOp(spelling, 3);
 
-/** Reads SQL's literals and names at jsep's index; keywords and `(` are jsep's to read. */
-function readSqlToken(this: jsep.HookScope, env: { node?: jsep.Expression }): void {
-  if (parsing === undefined) {
-    return;
-  }
-  const { source, eager, starts } = parsing;
-  starts.push(this.index);
-  if (this.index >= source.text.length) {
-    return;
-  }
-  const token = readToken(source, this.index, FOLLOWS_COLUMN, eager);
-  const word = token.kind === 'word' ? token.text.toLowerCase() : '';
-  if (token.kind !== 'symbol' && !KEYWORDS.has(word)) {
-    this.index = token.end;
-    env.node = { type: 'SqlToken', token } satisfies TokenNode;
-  } else if (starts.length > MAX_NESTING_DEPTH && (word === 'not' || source.text[token.start] === '(')) {
-    // A NOT, `(` or IN list nests in every token being read around it.
-    throw tooDeep(source, this.index);
-  }
-}
+/** The filter being parsed: jsep runs its hooks synchronously, one parse at a time. */
+let reading: ConditionReader | undefined;
 
-/**
- * Parses `filters` into its syntax tree; `eager` ends each quoted name at its first possible end
- * (see `readQuotedName`). Throws QueryLanguageError for anything outside the grammar.
- */
+/** The plugin's `gobble-token` hook: where jsep wants an operand, a condition. */
+function readCondition(this: jsep.HookScope, env: { node?: jsep.Expression }): void {
+  env.node = reading?.condition(this);
+}
+jsep.plugins.register({ name: 'sql-conditions', init: () => jsep.hooks.add('gobble-token', readCondition) });
+
+/** `filters` as its syntax tree, or a QueryLanguageError; `eager` as in `readQuotedName`. */
 export function parseFilterSyntax(source: SourceText, eager = false): FilterSyntax {
   checkText(source);
   const tokens = tokenize(source, FOLLOWS_COLUMN, eager);
-  if (tokens.length === 0) {
-    throw source.error(
-      0,
-      'expected a condition',
-      "for example num_operators > 10 AND avs_name ILIKE 'eigen%'",
-    );
-  }
-  const input = prepareForJsep(source, tokens);
-  const walker = new Walker(source);
-  let tree: jsep.Expression;
-  parsing = { source, eager, starts: [] };
+  const example = "for example num_operators > 10 AND avs_name ILIKE 'eigen%'";
+  if (tokens.length === 0) throw source.error(0, 'expected a condition', example);
+  const dot = tokens.find((token) => token.kind === 'symbol' && token.text === '.');
+  const hint = 'double-quote a column name that contains a dot: "a.b"';
+  if (dot) throw source.error(dot.start, "unexpected '.': member access is not supported", hint);
+  reading = new ConditionReader(source, tokens);
   try {
-    tree = jsep(input.text);
-  } catch (error) {
-    throw walker.jsepError(error);
+    // jsep would skip a comma at the very start; and it takes a word operator only when a
+    // character follows it, so `a = 1 and` must end in a space to reach it as AND.
+    if (reading.kinds[0] === ',') throw reading.expectedCondition(0);
+    return toSyntax(jsep(`${source.text.replace(/\s/gu, ' ')} `));
   } finally {
-    parsing = undefined;
+    reading = undefined;
   }
-  const syntax = walker.condition(tree);
-  if (input.strayComma !== undefined) {
-    throw source.error(input.strayComma, "expected AND, OR or the end of the condition, found ','");
-  }
-  return syntax;
+}
+
+/** jsep's tree of AND and OR over the plugin's conditions, `a AND b AND c` as one flat list. */
+function toSyntax(node: jsep.Expression): FilterSyntax {
+  if (node.type === 'Condition') return (node as ConditionNode).syntax;
+  const kind = (node as jsep.BinaryExpression).operator.toLowerCase() as 'and' | 'or';
+  const operands: FilterSyntax[] = [];
+  const gather = (part: jsep.Expression): void => {
+    const { operator, left, right } = part as jsep.BinaryExpression;
+    if (operator?.toLowerCase() === kind) [left, right].forEach(gather);
+    else operands.push(toSyntax(part));
+  };
+  gather(node);
+  return { kind, operands };
+}
+
+/** A token's part in the grammar: `name`, `value`, `null`, a keyword or a symbol. */
+function kindOf(token: Token): string {
+  if (token.kind === 'symbol') return token.text;
+  if (token.kind !== 'word') return token.kind === 'quoted-name' ? 'name' : 'value';
+  const word = token.text.toLowerCase();
+  if (word === 'true' || word === 'false') return 'value';
+  return KEYWORDS.has(word) || word === 'null' ? word : 'name';
 }
 
 /** Keywords as they are, symbols quoted: `AND`, `'='`. */
 const quote = (shown: string): string => (/^[A-Z ]+$/.test(shown) ? shown : `'${shown}'`);
-const JOIN_HINT = 'join conditions with AND or OR';
 
-/** Walks jsep's tree into `FilterSyntax`, which has a place for nothing outside the grammar. */
-class Walker {
-  constructor(private readonly source: SourceText) {}
+/** Reads conditions from the client's tokens where jsep asks for an operand. */
+class ConditionReader {
+  /** Token indices by where they start in the text: jsep's index is the client's. */
+  private readonly at: Map<number, number>;
+  /** Each token's part in the grammar (see `kindOf`); undefined past the end. */
+  readonly kinds: string[];
+  /** The open groups' `(` tokens, and how many `(` and NOT the reader is inside. */
+  private readonly groups: number[] = [];
+  private depth = 0;
 
-  condition(node: jsep.Expression): FilterSyntax {
-    switch (node.type) {
-      case 'BinaryExpression':
-        return this.binary(node as jsep.BinaryExpression);
-      case 'UnaryExpression':
-        return { kind: 'not', operand: this.condition((node as jsep.UnaryExpression).argument) };
-      case 'Compound':
-      case 'SequenceExpression': {
-        const parts = (node as jsep.Compound).body ?? (node as jsep.SequenceExpression).expressions;
-        const first = parts[0] as jsep.Expression;
-        this.condition(first); // its errors come first in the text
-        const at = skipSpaces(this.source.text, this.end(first));
-        throw this.source.error(at, `expected AND, OR or the end of the condition, found ${this.found(at)}`);
-      }
-      case 'SqlToken': {
-        const { token } = node as TokenNode;
-        const text = echo(this.text(token), '');
-        throw isName(token)
-          ? this.source.error(
-              token.end,
-              `expected an operator after column ${text}`,
-              "for example = 1, IN (1, 2), LIKE 'a%' or IS NULL",
-            )
-          : this.source.error(
-              token.start,
-              `expected a condition, found the value ${text}`,
-              'write column operator value, for example num_operators > 10',
-            );
-      }
-      default:
-        throw this.unexpected(node);
-    }
+  constructor(
+    private readonly source: SourceText,
+    private readonly tokens: readonly Token[],
+  ) {
+    this.at = new Map(tokens.map((token, k) => [token.start, k]));
+    this.kinds = tokens.map(kindOf);
   }
 
-  private binary(node: jsep.BinaryExpression): FilterSyntax {
-    const { operator } = node;
-    if (operator === 'and' || operator === 'or') {
-      return { kind: operator, operands: flatten(node, operator).map((operand) => this.condition(operand)) };
+  /** The `gobble-token` hook: the condition at jsep's index, after which jsep goes on. */
+  condition(scope: jsep.HookScope): jsep.Expression {
+    const k = this.at.get(scope.index) ?? this.tokens.length;
+    const [before, kind] = [this.kinds[k - 1], this.kinds[k]];
+    // jsep found no AND or OR after a complete condition, or a comma did not join two.
+    if (k > 0 && !OPENERS.has(before)) throw this.afterCondition(k);
+    if (before === ',' && (kind === undefined || this.startsCondition(k))) throw this.afterCondition(k - 1);
+    if (!this.startsCondition(k)) throw this.expectedCondition(k);
+    const operand = this.unwrap(k);
+    if (operand !== undefined) {
+      const [syntax, next] = this.predicate(...operand);
+      scope.index = this.end(next - 1);
+      return { type: 'Condition', syntax } as ConditionNode;
     }
-    // jsep reads `NOT a = 1` as `(NOT a) = 1`, but SQL's NOT takes the whole predicate. A NOT
-    // that the client put in parentheses with the column stays, and is refused as a column.
-    let column = node.left;
-    let nots = 0;
-    for (; column.type === 'UnaryExpression' && this.source.text[this.start(column)] !== '('; nots++) {
-      column = (column as jsep.UnaryExpression).argument;
+    scope.index = this.enter(k);
+    if (kind === 'not') {
+      const negated = toSyntax(scope.gobbleToken() as jsep.Expression);
+      this.depth--;
+      return { type: 'Condition', syntax: { kind: 'not', operand: negated } } as ConditionNode;
     }
-    let predicate = this.predicate(operator, column, node.right);
-    for (; nots > 0; nots--) {
-      predicate = { kind: 'not', operand: predicate };
-    }
-    return predicate;
+    // A group is jsep's node for what is inside, as jsep's own groups are.
+    this.groups.push(k);
+    const inner = scope.gobbleExpression();
+    const close = this.at.get(scope.index) ?? this.tokens.length;
+    if (this.kinds[close] === undefined) throw this.error(k, ...UNCLOSED);
+    if (this.kinds[close] !== ')') throw this.afterCondition(close);
+    scope.index = this.end(close);
+    this.groups.pop();
+    this.depth--;
+    return inner;
   }
 
-  private predicate(operator: string, left: jsep.Expression, right: jsep.Expression): FilterSyntax {
-    const operatorText = showOperator(operator);
-    const shared = { operatorText, column: this.column(left, operatorText) };
-    const negated = operator.startsWith('not~') || operator === 'is~not';
-    if (COMPARISONS.includes(operator)) {
-      const comparison = (operator === '!=' ? '<>' : operator) as ComparisonOperator;
-      return { kind: 'compare', operator: comparison, ...shared, value: this.literal(right, operatorText) };
+  /** The column at `k`, its operator at `after` and what that takes; returns the index after them. */
+  private predicate(k: number, after: number): [FilterSyntax, number] {
+    const operator = this.operatorAt(after);
+    const shown = echo(this.text(k), '');
+    if (this.kinds[k] !== 'name') {
+      const [wanted, hint] = operator
+        ? [`a column name before ${quote(operator.shown)}`, 'the column comes first: num_operators > 10']
+        : ['a condition', 'write column operator value, for example num_operators > 10'];
+      throw this.error(k, `expected ${wanted}, found the value ${shown}`, hint);
     }
-    if (LIKES.includes(operator)) {
-      const caseInsensitive = operator.endsWith('ilike');
-      return {
-        kind: 'like',
-        negated,
-        caseInsensitive,
-        ...shared,
-        pattern: this.literal(right, operatorText),
-      };
+    this.refuseCall(k);
+    if (operator === undefined) {
+      if (this.kinds[after] === 'not') throw this.afterCondition(after);
+      this.refuseUnclosedAtEnd(after);
+      const hint = "for example = 1, IN (1, 2), LIKE 'a%' or IS NULL";
+      throw this.source.error(this.end(k), `expected an operator after column ${shown}`, hint);
     }
-    if (operator.endsWith('in') && right.type === 'ArrayExpression') {
-      const values = (right as jsep.ArrayExpression).elements.map((v) =>
-        this.literal(v ?? right, operatorText),
-      );
-      return { kind: 'in', negated, ...shared, values };
-    }
-    if (operator.startsWith('is')) {
-      return { kind: 'is-null', negated, column: shared.column }; // the keyword pass lets IS through only before NULL
-    }
-    const bounds = right as jsep.BinaryExpression;
-    if (operator.endsWith('between') && bounds.operator === '&') {
-      const [low, high] = [this.literal(bounds.left, operatorText), this.literal(bounds.right, 'AND')];
-      return { kind: 'between', negated, ...shared, low, high };
-    }
-    throw this.expectedAfter(operator, this.start(right));
-  }
-
-  private column(node: jsep.Expression, shown: string): NameRef {
-    const { token } = node as TokenNode;
-    if (node.type === 'BinaryExpression' || node.type === 'UnaryExpression') {
-      const at = skipSpaces(this.source.text, this.end(node));
-      throw this.source.error(at, `unexpected ${quote(shown)} after a complete condition`, JOIN_HINT);
-    }
-    if (node.type !== 'SqlToken') {
-      throw this.unexpected(node, `expected a column name before ${quote(shown)}`);
-    }
-    if (!isName(token)) {
-      const found = `found the value ${echo(this.text(token), '')}`;
-      const hint = 'the column comes first: num_operators > 10';
-      throw this.source.error(token.start, `expected a column name before ${quote(shown)}, ${found}`, hint);
-    }
-    return {
-      name: token.kind === 'quoted-name' ? token.name : this.text(token),
-      start: token.start,
-      end: token.end,
-    };
-  }
-
-  private literal(node: jsep.Expression, shown: string): LiteralSyntax {
-    if (node.type !== 'SqlToken') {
-      throw this.unexpected(node, `expected a value after ${quote(shown)}`);
-    }
-    const { token } = node as TokenNode;
+    const token = this.tokens[k] as Token;
     const { start, end } = token;
-    const word = token.kind === 'word' ? token.text.toLowerCase() : undefined;
-    if (token.kind === 'string' || token.kind === 'number' || token.kind === 'hex') {
-      return token; // the same shape
+    const column = { name: token.kind === 'quoted-name' ? token.name : this.text(k), start, end };
+    const { base, negated, shown: operatorText } = operator;
+    const j = operator.last + 1;
+    if (base === 'is') {
+      const wanted = negated ? 'NULL' : 'NULL or NOT NULL';
+      if (this.kinds[j] !== 'null') throw this.error(j, `expected ${wanted} after ${operatorText}`);
+      return [{ kind: 'is-null', negated, column }, j + 1];
     }
-    if (word === 'true' || word === 'false' || word === 'null') {
-      return word === 'null'
-        ? { kind: 'null', start, end }
-        : { kind: 'boolean', value: word === 'true', start, end };
+    if (base === 'in') return this.list({ kind: 'in', negated, operatorText, column, values: [] }, j);
+    const [value, next] = this.value(j, operatorText);
+    if (base === 'between') {
+      if (this.kinds[next] !== 'and') throw this.error(next, 'expected AND to complete BETWEEN … AND …');
+      const [high, end] = this.value(next + 1, 'AND');
+      return [{ kind: 'between', negated, operatorText, column, low: value, high }, end];
     }
-    const name = this.text(token);
-    throw this.source.error(
-      start,
-      `expected a value after ${quote(shown)}, found the column ${echo(name, '')}`,
-      `comparing two columns is not supported; to compare with text, quote it: '${name.replaceAll("'", "''")}'`,
-    );
-  }
-
-  /** jsep's own errors, in the language's words; jsep's index is the client's. */
-  jsepError(error: unknown): Error {
-    const { index, description } = error as { index?: unknown; description?: unknown };
-    if (typeof index !== 'number' || typeof description !== 'string') {
-      return error instanceof Error ? error : new Error(String(error));
+    if (base === 'like' || base === 'ilike') {
+      const caseInsensitive = base === 'ilike';
+      return [{ kind: 'like', negated, caseInsensitive, operatorText, column, pattern: value }, next];
     }
-    const after = /^Expected expression after (.+)$/.exec(description)?.[1];
-    if (after !== undefined || description === 'missing unaryOp argument') {
-      return this.expectedAfter(after ?? 'not', index);
-    }
-    return this.unexpectedAt(index);
+    const comparison = (base === '!=' ? '<>' : base) as ComparisonOperator;
+    return [{ kind: 'compare', operator: comparison, operatorText, column, value }, next];
   }
 
-  /** What an operator wants on its right, missing at `at`. */
-  private expectedAfter(operator: string, at: number): Error {
-    const wanted = operator === 'and' || operator === 'or' || operator === 'not' ? 'a condition' : 'a value';
-    return this.source.error(at, `expected ${wanted} after ${quote(showOperator(operator))}`);
-  }
-
-  /** The error for a node that no position of the grammar accepts. */
-  private unexpected(node: jsep.Expression, expected?: string): Error {
-    return this.unexpectedAt(this.start(node), expected);
-  }
-
-  private unexpectedAt(at: number, expected?: string): Error {
-    const found = this.found(at);
-    if (expected !== undefined) {
-      return this.source.error(at, `${expected}, found ${found}`);
-    }
-    return this.source.error(
-      at,
-      found === 'the end' ? 'unexpected end of the filter' : `unexpected ${found}`,
-    );
-  }
-
-  /** What stands at `at`, for a message: a keyword as a word, anything else quoted. */
-  private found(at: number): string {
-    if (at >= this.source.text.length) {
-      return 'the end';
-    }
-    const token = readToken(this.source, at, FOLLOWS_COLUMN);
-    const word = token.kind === 'word' ? token.text.toLowerCase() : '';
-    return KEYWORDS.has(word) ? word.toUpperCase() : describeToken(this.source, token);
-  }
-
-  /** Where a node starts: its own place, or for an operation jsep built, its left operand's. */
-  private start(node: jsep.Expression): number {
-    const { token } = node as TokenNode;
-    return token?.start ?? (node as Located).start ?? this.start((node as jsep.BinaryExpression).left);
-  }
-
-  private end(node: jsep.Expression): number {
-    const { token } = node as TokenNode;
-    return token?.end ?? (node as Located).end ?? this.end((node as jsep.BinaryExpression).right);
-  }
-
-  private text(token: Token): string {
-    return this.source.text.slice(token.start, token.end);
-  }
-}
-
-/** `a AND b AND c` arrives nested; one flat list keeps later stages shallow. */
-function flatten(node: jsep.Expression, operator: string): jsep.Expression[] {
-  const operands: jsep.Expression[] = [];
-  const pending: jsep.Expression[] = [node];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const binary = next as jsep.BinaryExpression;
-    if (next.type === 'BinaryExpression' && binary.operator === operator) {
-      pending.push(binary.right, binary.left);
-    } else {
-      operands.push(next);
+  /** An IN list's `( value, … )` at token `j`, into `syntax.values`; returns the index after it. */
+  private list(syntax: Extract<FilterSyntax, { kind: 'in' }>, j: number): [FilterSyntax, number] {
+    const hint = 'write a list: col IN (1, 2)';
+    if (this.kinds[j] !== '(') throw this.error(j, `expected '(' after ${syntax.operatorText}`, hint);
+    if (this.depth >= MAX_NESTING_DEPTH) throw this.error(j, ...TOO_DEEP);
+    for (let k = j + 1; ; ) {
+      const item = this.kinds[k];
+      if (item === undefined) throw this.error(j, ...UNCLOSED);
+      const empty = item === ')' && syntax.values.length === 0;
+      if (empty) throw this.error(k, 'empty IN list', 'write at least one value: col IN (1)');
+      const wanted = `expected a value ${item === ')' ? 'after' : 'before'} ','`;
+      if (item === ')' || item === ',') throw this.error(k, wanted);
+      const [value, next] = this.value(k, syntax.operatorText);
+      syntax.values.push(value);
+      const separator = this.kinds[next];
+      if (separator === ')') return [syntax, next + 1];
+      if (separator === undefined) throw this.error(j, ...UNCLOSED);
+      const found = `expected ',' or ')' in the IN list, found ${this.found(next)}`;
+      if (separator !== ',') throw this.error(next, found);
+      const tooLong = `IN list longer than ${MAX_LIST_ITEMS} items`;
+      if (syntax.values.length >= MAX_LIST_ITEMS) throw this.error(next + 1, tooLong);
+      k = next + 1;
     }
   }
-  return operands;
-}
 
-/** A column name, as opposed to a literal; TRUE, FALSE and NULL are words but not names. */
-function isName(token: Token): boolean {
-  return (
-    token.kind === 'quoted-name' || (token.kind === 'word' && !/^(?:true|false|null)$/i.test(token.text))
-  );
+  /** The literal at token `j`, perhaps in parentheses, that `shown` takes; and the index after it. */
+  private value(j: number, shown: string): [LiteralSyntax, number] {
+    const [k, next] = this.unwrap(j) ?? [j, j];
+    if (this.kinds[j] === '(' && this.kinds[j + 1] === ')') throw this.expected(j + 1, 'a value', "'('");
+    if (next === j) throw this.expected(j, 'a value', quote(shown));
+    const token = this.tokens[k] as Token;
+    const { start, end } = token;
+    if (token.kind === 'string' || token.kind === 'number' || token.kind === 'hex') return [token, next];
+    if (this.kinds[k] === 'null') return [{ kind: 'null', start, end }, next];
+    const value = this.text(k).toLowerCase() === 'true';
+    if (this.kinds[k] === 'value') return [{ kind: 'boolean', value, start, end }, next];
+    this.refuseCall(k);
+    const name = this.text(k);
+    const quoted = name.replaceAll("'", "''");
+    const hint = `comparing two columns is not supported; to compare with text, quote it: '${quoted}'`;
+    throw this.error(k, `expected a value after ${quote(shown)}, found the column ${echo(name, '')}`, hint);
+  }
+
+  /**
+   * A column or value at token `k` in as many parentheses as close right after it (`((1))`): the
+   * index of the token inside and the index after the last `)`; undefined if there is none.
+   */
+  private unwrap(k: number): [number, number] | undefined {
+    let inner = k;
+    while (this.kinds[inner] === '(') inner++;
+    const levels = inner - k;
+    if (!['name', 'value', 'null'].includes(this.kinds[inner])) return undefined;
+    if (this.kinds.slice(inner + 1, inner + 1 + levels).join('') !== ')'.repeat(levels)) return undefined;
+    if (this.depth + levels > MAX_NESTING_DEPTH)
+      throw this.error(k + MAX_NESTING_DEPTH - this.depth, ...TOO_DEEP);
+    return [inner, inner + 1 + levels];
+  }
+
+  /** The operator at token `k`, of one or two words (`NOT IN`, `IS NOT`); `last` is its last token. */
+  private operatorAt(k: number) {
+    const [word, next] = [this.kinds[k], this.kinds[k + 1]];
+    const negated = (word === 'not' && NEGATABLE.has(next)) || (word === 'is' && next === 'not');
+    if (!negated && !OPERATORS.has(word)) return undefined;
+    const shown = negated ? `${word} ${next}`.toUpperCase() : this.text(k).toUpperCase();
+    return { base: word === 'not' ? next : word, negated, shown, last: negated ? k + 1 : k };
+  }
+
+  /** Whether token `k` can begin a condition: a name or value (the predicate says which), NOT or `(`. */
+  private startsCondition(k: number): boolean {
+    const not = this.kinds[k] === 'not' && this.operatorAt(k) === undefined;
+    return not || ['name', 'value', 'null', '('].includes(this.kinds[k]);
+  }
+
+  /** Token `k` stands where a condition must begin, and cannot. */
+  expectedCondition(k: number): Error {
+    const empty = this.kinds[k - 1] === '(' && this.kinds[k] === ')';
+    if (empty) return this.error(k, "expected a condition inside '( )'");
+    const wanted = this.operatorAt(k) === undefined ? 'a condition' : 'a column name';
+    return this.expected(k, wanted, k === 0 ? undefined : this.found(k - 1));
+  }
+
+  /** Token `k` follows a complete condition, where only AND, OR, `)` or the end may. */
+  private afterCondition(k: number): Error {
+    const op = this.operatorAt(k);
+    if (this.kinds[k] === ')') return this.error(k, "unexpected ')' without a matching '('");
+    if (this.kinds[k] === '(') return this.error(k, "unexpected '('", JOIN_HINT);
+    if (op) return this.error(k, `unexpected ${quote(op.shown)} after a complete condition`, JOIN_HINT);
+    if (this.kinds[k] === 'not') return this.error(k, 'expected IN, LIKE, ILIKE or BETWEEN after NOT');
+    return this.error(k, `expected AND, OR or the end of the condition, found ${this.found(k)}`);
+  }
+
+  /** `wanted` is missing at token `k` (perhaps the end), after what the client wrote. */
+  private expected(k: number, wanted: string, after: string | undefined): Error {
+    this.refuseUnclosedAtEnd(k);
+    const found = k < this.tokens.length ? `, found ${this.found(k)}` : '';
+    return this.error(k, `expected ${wanted}${after === undefined ? '' : ` after ${after}`}${found}`);
+  }
+
+  /** At the end of the text, an unclosed `(` is what is wrong. */
+  private refuseUnclosedAtEnd(k: number): void {
+    const open = this.groups.at(-1);
+    if (k >= this.tokens.length && open !== undefined) throw this.error(open, ...UNCLOSED);
+  }
+
+  /** After a name, `(` would make a function call. */
+  private refuseCall(k: number): void {
+    const call = `function calls are not supported: ${echo(this.text(k), '')}(…)`;
+    if (this.kinds[k + 1] === '(') throw this.error(k, call, 'compare a column with a value: col = 1');
+  }
+
+  /** Each `(` and each NOT nests: bound the depth before jsep's recursion grows. */
+  private enter(k: number): number {
+    if (++this.depth > MAX_NESTING_DEPTH) throw this.error(k, ...TOO_DEEP);
+    return this.end(k);
+  }
+
+  /** What stands at token `k`, for a message: an operator or keyword as a word, anything else quoted. */
+  private found(k: number): string {
+    const [operator, kind] = [this.operatorAt(k), this.kinds[k]];
+    if (operator !== undefined) return quote(operator.shown);
+    return KEYWORDS.has(kind) ? kind.toUpperCase() : describeToken(this.source, this.tokens[k]);
+  }
+
+  private text(k: number): string {
+    const token = this.tokens[k];
+    return token === undefined ? '' : this.source.text.slice(token.start, token.end);
+  }
+
+  private end(k: number): number {
+    return this.tokens[k]?.end ?? this.source.text.length;
+  }
+
+  /** An error at token `k`, or at the end of the text. */
+  private error(k: number, detail: string, hint?: string): Error {
+    return this.source.error(this.tokens[k]?.start ?? this.source.text.length, detail, hint);
+  }
 }

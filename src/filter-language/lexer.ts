@@ -1,12 +1,9 @@
 /**
- * The tokens of the language, read from the client's text where they stand. `readToken` reads one
- * at an index: the filter parser's jsep plugin calls it at jsep's index, and `tokenize` calls it
- * for the keyword pass and for `sort_by`. Anything outside the language is an error here.
+ * The tokens of `filters` and `sort_by`, and the quoted names of `columns`, read where they stand
+ * in the client's text. Anything outside the language is an error here.
  */
 import { echo, type SourceText } from './errors.js';
 import { MAX_TEXT_BYTES } from './limits.js';
-
-export type SymbolText = '(' | ')' | ',' | '.' | '=' | '!=' | '<>' | '<' | '<=' | '>' | '>=';
 
 /** `start` and `end` are UTF-16 indices into the client's text. */
 export type Token = { start: number; end: number } & (
@@ -15,57 +12,56 @@ export type Token = { start: number; end: number } & (
   | { kind: 'string'; value: string }
   | { kind: 'number'; text: string }
   | { kind: 'hex'; digits: string }
-  | { kind: 'symbol'; text: SymbolText }
+  | { kind: 'symbol'; text: string }
 );
+type Quoted = Extract<Token, { kind: 'quoted-name' }>;
+
+const TOO_LONG = `text longer than ${MAX_TEXT_BYTES} bytes`;
 
 /**
- * Refuses text that no later stage should see: more than MAX_TEXT_BYTES of UTF-8, or a
- * lone surrogate, which cannot be encoded as UTF-8 and would reach DuckDB altered.
+ * Refuses text that no later stage should see: more than MAX_TEXT_BYTES of UTF-8, or a lone
+ * surrogate, which cannot be encoded as UTF-8 and would reach DuckDB altered.
  */
 export function checkText(source: SourceText): void {
-  const { text } = source;
-  const lone = text.search(/[\uD800-\uDFFF]/u);
-  for (let i = 0, bytes = 0; i < (lone === -1 ? text.length : lone); i++) {
-    const unit = text.charCodeAt(i);
-    // A surrogate pair is one character of four bytes, counted at its second half.
-    bytes += unit < 0x80 ? 1 : unit < 0x800 ? 2 : unit < 0xd800 || unit > 0xdfff ? 3 : unit < 0xdc00 ? 0 : 4;
-    if (bytes > MAX_TEXT_BYTES) {
-      throw source.error(i, `text longer than ${MAX_TEXT_BYTES} bytes`, 'shorten the expression');
-    }
-  }
-  if (lone !== -1) {
-    throw source.error(lone, 'invalid character (an unpaired UTF-16 surrogate)');
+  let [i, bytes] = [0, 0];
+  for (const c of source.text) {
+    const code = c.codePointAt(0) as number;
+    const lone = code >= 0xd800 && code <= 0xdfff;
+    if (lone) throw source.error(i, 'invalid character (an unpaired UTF-16 surrogate)');
+    bytes += code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    if (bytes > MAX_TEXT_BYTES) throw source.error(i, TOO_LONG, 'shorten the expression');
+    i += c.length;
   }
 }
 
-/** Hex before numbers, so that `0x1` is hex; `==` is a slip, answered below, not `=` twice. */
+/**
+ * A SQL string (`''` is a quote inside it, a backslash just a backslash), hex before numbers so
+ * that `0x1` is hex, a name, or a symbol; `==` is a slip, answered below, not `=` twice.
+ */
 const TOKEN =
-  /(0[xX][0-9a-fA-F]*)|([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)|([\p{L}_][\p{L}\p{M}\p{N}_]*)|(!=|<>|<=|>=|(?!==)[(),.=<>])/uy;
+  /('(?:[^']|'')*'(?!'))|(0[xX][0-9a-fA-F]*)|([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)|([\p{L}_][\p{L}\p{M}\p{N}_]*)|(!=|<>|<=|>=|(?!==)[(),.=<>])/uy;
 const NAME_PART = /[\p{L}\p{M}\p{N}_]/uy;
 /** A malformed literal is quoted whole in its message: this run of characters. */
 const WORD_LIKE = /[\p{L}\p{M}\p{N}_.+-]*/uy;
 const SPACES = /\s*/uy;
-/** A SQL string: `''` is a quote inside it, and a backslash just a backslash. */
-const STRING = /'(?:[^']|'')*'(?!')/y;
 /** The body of a quoted name up to its closing quote: `""` and `\"` are quotes inside it. */
 const QUOTED_BODY = /(?:""|\\"|[^"])*/y;
 
 /** Common slips, answered with what to write instead. */
-const MISTAKES: ReadonlyMap<string, string> = new Map([
-  ['==', "write '=' to compare"],
-  ['&&', 'write AND'],
-  ['||', 'write OR'],
-  ['!', 'write NOT, or != to compare'],
-  ['`', 'double-quote column names: "my column"'],
-  [';', 'semicolons are not part of the language'],
-  ...[...'[]'].map((c): [string, string] => [c, 'IN lists are written in parentheses: col IN (1, 2)']),
-  ...[...'\u2018\u2019\u201a\u201b\u2032'].map((c): [string, string] => [c, "quote strings with ' (U+0027)"]),
-  ...[...'\u201c\u201d\u201e\u201f\u2033'].map((c): [string, string] => [
-    c,
-    'quote column names with " (U+0022)',
-  ]),
-  ...[...'+-*/%'].map((c): [string, string] => [c, 'arithmetic is not supported']),
-]);
+const MISTAKES: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    '==': "write '=' to compare",
+    '&&': 'write AND',
+    '||': 'write OR',
+    '!': 'write NOT, or != to compare',
+    '`': 'double-quote column names: "my column"',
+    ';': 'semicolons are not part of the language',
+    '[ ]': 'IN lists are written in parentheses: col IN (1, 2)',
+    '\u2018 \u2019 \u201a \u201b \u2032': "quote strings with ' (U+0027)",
+    '\u201c \u201d \u201e \u201f \u2033': 'quote column names with " (U+0022)',
+    '+ - * / %': 'arithmetic is not supported',
+  }).flatMap(([slips, hint]) => slips.split(' ').map((slip): [string, string] => [slip, hint])),
+);
 
 /** The match of a sticky pattern at `i`, if any. */
 function matchAt(pattern: RegExp, text: string, i: number): string | undefined {
@@ -74,68 +70,42 @@ function matchAt(pattern: RegExp, text: string, i: number): string | undefined {
 }
 
 /** The index of the first character at or after `i` that is not a space. */
-export function skipSpaces(text: string, i: number): number {
-  return i + (matchAt(SPACES, text, i)?.length ?? 0);
-}
+const skipSpaces = (text: string, i: number): number => i + (matchAt(SPACES, text, i)?.length ?? 0);
 
-/**
- * The token at `i` (not a space). `nameFollower` and `eager` tell where a quoted name ends
- * (see `readQuotedName`).
- */
-export function readToken(source: SourceText, i: number, nameFollower: RegExp, eager = false): Token {
-  const { text } = source;
-  if (text[i] === '"') {
-    return readQuotedName(source, i, nameFollower, eager);
-  }
-  if (text[i] === "'") {
-    const string = matchAt(STRING, text, i);
-    if (string === undefined) {
-      throw source.error(i, 'unterminated string', "close it with ', and write '' for a quote inside it");
-    }
-    return {
-      kind: 'string',
-      value: string.slice(1, -1).replaceAll("''", "'"),
-      start: i,
-      end: i + string.length,
-    };
-  }
-  TOKEN.lastIndex = i;
-  const [raw = '', hex, number, word] = TOKEN.exec(text) ?? [];
-  const end = i + raw.length;
-  if (
-    (hex ?? number) !== undefined &&
-    (matchAt(NAME_PART, text, end) !== undefined || (number && text[end] === '.'))
-  ) {
-    const whole = echo(matchAt(WORD_LIKE, text, i) ?? '');
-    throw number === undefined
-      ? source.error(i, `invalid hex literal ${whole}`, 'write 0x followed by hex digits')
-      : source.error(i, `invalid number ${whole}`);
-  }
-  if (raw !== '') {
-    return hex !== undefined
-      ? { kind: 'hex', digits: hex.slice(2), start: i, end }
-      : number !== undefined
-        ? { kind: 'number', text: number, start: i, end }
-        : word !== undefined
-          ? { kind: 'word', text: word, start: i, end }
-          : { kind: 'symbol', text: raw as SymbolText, start: i, end };
-  }
-  const pair = text.slice(i, i + 2);
-  const c = String.fromCodePoint(text.codePointAt(i) ?? 0);
-  throw MISTAKES.has(pair)
-    ? source.error(i, `unexpected ${echo(pair)}`, MISTAKES.get(pair))
-    : source.error(i, `unexpected character ${echo(c)}`, MISTAKES.get(c));
-}
-
-/** Every token of `filters` or `sort_by`. */
+/** Every token of `filters` or `sort_by`; `nameFollower` and `eager` as in `readQuotedName`. */
 export function tokenize(source: SourceText, nameFollower: RegExp, eager = false): Token[] {
+  const { text } = source;
   const tokens: Token[] = [];
-  for (let i = skipSpaces(source.text, 0); i < source.text.length; ) {
-    const token = readToken(source, i, nameFollower, eager);
-    tokens.push(token);
-    i = skipSpaces(source.text, token.end);
+  for (let i = skipSpaces(text, 0); i < text.length; i = skipSpaces(text, (tokens.at(-1) as Token).end)) {
+    tokens.push(text[i] === '"' ? readQuotedName(source, i, nameFollower, eager) : readToken(source, i));
   }
   return tokens;
+}
+
+/** The token at `i`, which is neither a space nor a quoted name. */
+function readToken(source: SourceText, i: number): Token {
+  const { text } = source;
+  TOKEN.lastIndex = i;
+  const [raw = '', string, hex, number, word] = TOKEN.exec(text) ?? [];
+  const at = { start: i, end: i + raw.length };
+  const hint = "close it with ', and write '' for a quote inside it";
+  if (text[i] === "'" && string === undefined) throw source.error(i, 'unterminated string', hint);
+  // A number or hex literal that runs on into a name or another dot is malformed as a whole.
+  const runsOn = matchAt(NAME_PART, text, at.end) ?? (number !== undefined && text[at.end] === '.');
+  if ((hex ?? number) !== undefined && runsOn) {
+    const whole = echo(matchAt(WORD_LIKE, text, i) ?? '');
+    if (number !== undefined) throw source.error(i, `invalid number ${whole}`);
+    throw source.error(i, `invalid hex literal ${whole}`, 'write 0x followed by hex digits');
+  }
+  const value = string?.slice(1, -1).replaceAll("''", "'");
+  if (value !== undefined) return { kind: 'string', value, ...at };
+  if (hex !== undefined) return { kind: 'hex', digits: hex.slice(2), ...at };
+  if (number !== undefined) return { kind: 'number', text: number, ...at };
+  if (word !== undefined) return { kind: 'word', text: word, ...at };
+  if (raw !== '') return { kind: 'symbol', text: raw, ...at };
+  const [pair, c] = [text.slice(i, i + 2), String.fromCodePoint(text.codePointAt(i) ?? 0)];
+  if (MISTAKES.has(pair)) throw source.error(i, `unexpected ${echo(pair)}`, MISTAKES.get(pair));
+  throw source.error(i, `unexpected character ${echo(c)}`, MISTAKES.get(c));
 }
 
 const unescapeName = (body: string): string => body.replace(/""|\\"/g, '"');
@@ -149,12 +119,7 @@ const unescapeName = (body: string): string => body.replace(/""|\\"/g, '"');
  * before); otherwise at the last `\"` where it is, the backslash ending the name; or, `eager`
  * (see `readNamesTwice`), at the first.
  */
-export function readQuotedName(
-  source: SourceText,
-  start: number,
-  follower: RegExp,
-  eager = false,
-): Extract<Token, { kind: 'quoted-name' }> {
+export function readQuotedName(source: SourceText, start: number, follower: RegExp, eager = false): Quoted {
   const { text } = source;
   const close = start + 1 + (matchAt(QUOTED_BODY, text, start + 1)?.length ?? 0);
   const wellFormed = (after: number) => matchAt(follower, text, after) !== undefined;
@@ -170,9 +135,7 @@ export function readQuotedName(
     throw source.error(start, 'unterminated column name', hint);
   }
   const name = unescapeName(text.slice(start + 1, close));
-  if (name === '') {
-    throw source.error(start, 'empty column name ""');
-  }
+  if (name === '') throw source.error(start, 'empty column name ""');
   return { kind: 'quoted-name', name, start, end: close + 1 };
 }
 
@@ -185,9 +148,7 @@ export function readNamesTwice<T>(source: SourceText, read: (eager: boolean) => 
   try {
     return read(false);
   } catch (error) {
-    if (!source.text.includes('\\"')) {
-      throw error;
-    }
+    if (!source.text.includes('\\"')) throw error;
     try {
       return read(true);
     } catch {

@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import type { Executions } from '../executions/executions.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import type { Queries } from '../queries/queries.js';
 import type { Results } from '../results/results.js';
 import type { Database } from '../storage/database.js';
 
@@ -13,6 +14,7 @@ export interface AppDeps {
   keys: KeyStore;
   logger: Logger;
   executions: Executions;
+  queries: Queries;
   results: Results;
   metrics: ServiceMetrics;
   /** Absolute base of links the service hands out (`next_uri`): PUBLIC_BASE_URL or the bound address. */

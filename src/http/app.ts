@@ -10,6 +10,7 @@ import { mountLabel, requestMetrics } from './request-metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
 import { parquetResultRoutes } from './routes/parquet-results.js';
+import { queryRoutes } from './routes/queries.js';
 import { resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
 import { settingsPage } from './settings-page.js';
@@ -39,6 +40,7 @@ export function createApp(deps: AppDeps): express.Express {
   resultRoutes(api, deps);
   parquetResultRoutes(api, deps);
   executionRoutes(api, deps);
+  queryRoutes(api, deps);
   accountRoutes(api, deps);
   tableRoutes(api, deps);
   app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);

@@ -11,6 +11,8 @@ export function readQueryParams(
   allowed: readonly string[],
   /** A more helpful message for some unknown names. */
   explainUnknown?: (name: string) => string | undefined,
+  /** Names that start with this are taken too (`params.` for query parameter values). */
+  allowedPrefix?: string,
 ): Map<string, string> {
   const params = new Map<string, string>();
   const url = req.originalUrl;
@@ -24,7 +26,7 @@ export function readQueryParams(
   }
   for (const [name, value] of search) {
     if (name === 'api_key') continue;
-    if (!allowed.includes(name)) {
+    if (!allowed.includes(name) && !(allowedPrefix !== undefined && name.startsWith(allowedPrefix))) {
       const explained = explainUnknown?.(name);
       if (explained) throw badRequest(explained);
       throw badRequest(

@@ -107,9 +107,11 @@ export class ServiceMetrics {
     if (bytes !== undefined) this.uploadBytes.observe({ operation }, bytes);
   }
 
-  /** Called with every execution that finished (Executions.onFinished). */
-  executionFinished(execution: Execution): void {
-    const queryId = String(execution.queryId);
+  /**
+   * Called with every execution that finished (Executions.onFinished), with the label that
+   * names its query (bounded: the operator's query ids, and one for all users' queries).
+   */
+  executionFinished(execution: Execution, queryId: string): void {
     if (execution.startedAt && execution.endedAt) {
       const seconds = (execution.endedAt.getTime() - execution.startedAt.getTime()) / 1000;
       this.refreshSeconds.observe({ query_id: queryId, state: execution.state }, Math.max(0, seconds));

@@ -65,11 +65,11 @@ export function pageMetadata(execution: Execution, page: PageRows, rowsJsonBytes
   return {
     column_names: page.columns.map((c) => c.name),
     column_types: page.columns.map((c) => c.type),
-    datapoint_count: page.rows.length * page.columns.length,
+    datapoint_count: page.count * page.columns.length,
     execution_time_millis: time.execution,
     pending_time_millis: time.pending,
     result_set_bytes: rowsJsonBytes,
-    row_count: page.rows.length,
+    row_count: page.count,
     total_result_set_bytes: execution.resultBytes ?? rowsJsonBytes,
     total_row_count: page.totalRowCount,
   };
@@ -101,7 +101,7 @@ export function resultsEnvelope(
   page: PageRows,
   next: NextPage | undefined,
 ): string {
-  const rowsJson = `[${page.rows.join(',')}]`;
+  const rowsJson = `[${page.body}]`;
   const metadata = pageMetadata(execution, page, Buffer.byteLength(rowsJson));
   const head = JSON.stringify(executionFields(execution, state));
   const link = next ? `,"next_offset":${next.offset},"next_uri":${JSON.stringify(next.uri)}` : '';

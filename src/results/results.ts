@@ -72,37 +72,23 @@ export class Results {
     };
   }
 
-  /** The latest result of a saved query (the metrics endpoint and /query/{id}/results). */
+  /**
+   * The latest result of an operator's query file that everyone reads (the metrics
+   * endpoint): its latest execution with a result, else its latest in any state.
+   */
   async latest(
     queryId: number,
     request: ResultRequest,
     format: ResultFormat,
     prefix: string,
   ): Promise<Answer> {
-    if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
     const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
     if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
     return this.answer(execution, request, format, prefix);
   }
 
-  async ofExecution(
-    executionId: string,
-    request: ResultRequest,
-    format: ResultFormat,
-    prefix: string,
-  ): Promise<Answer> {
-    return this.answer(this.execution(executionId), request, format, prefix);
-  }
-
-  execution(executionId: string): Execution {
-    const execution = this.executions.get(executionId);
-    if (!execution) throw notFound(`no execution with id ${JSON.stringify(executionId.slice(0, 64))}`);
-    return execution;
-  }
-
   /** GET /execution/{id}/status: the envelope without rows, plus queue place, error or metadata. */
-  status(executionId: string): Record<string, unknown> {
-    const execution = this.execution(executionId);
+  status(execution: Execution): Record<string, unknown> {
     const state = visibleState(execution);
     const body: Record<string, unknown> = executionFields(execution, state);
     const position = this.executions.queuePosition(execution.id);
@@ -113,7 +99,8 @@ export class Results {
     return body;
   }
 
-  private async answer(
+  /** The answer for one execution's result (its envelope without rows when it has none). */
+  async answer(
     execution: Execution,
     request: ResultRequest,
     format: ResultFormat,
@@ -131,14 +118,14 @@ export class Results {
     }
     const page = await this.rows.page(execution, request, format, this.options.maxDatapointsPerRequest);
     let next: NextPage | undefined;
-    const end = request.offset + page.rows.length;
+    const end = request.offset + page.count;
     if (!sampled && request.limit !== undefined && end < page.totalRowCount) {
       next = {
         offset: end,
         uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
       };
     }
-    const datapoints = page.rows.length * page.columns.length;
+    const datapoints = page.count * page.columns.length;
     const answer: Answer =
       format === 'json'
         ? {
@@ -151,7 +138,7 @@ export class Results {
         : {
             status: 200,
             contentType: CSV_TYPE,
-            body: Buffer.from(`${csvHeader(page.columns)}\n${page.rows.map((row) => `${row}\n`).join('')}`),
+            body: Buffer.from(`${csvHeader(page.columns)}\n${page.body}`),
             headers: next ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri } : {},
             datapoints,
           };

@@ -7,6 +7,9 @@ import type { Database } from './database.js';
  */
 export const SERVICE_SCHEMA = '_service';
 
+/** Users' query ids start here; the operator's query files take ids below it. */
+export const FIRST_USER_QUERY_ID = 1_000_000_001;
+
 const MIGRATIONS = [
   `CREATE SCHEMA IF NOT EXISTS ${SERVICE_SCHEMA}`,
   // One row per user table; the data itself is the DuckDB table <namespace>.<table_name>.
@@ -23,7 +26,7 @@ const MIGRATIONS = [
      -- operation), whose types (int256…) say more than DuckDB's; NULL for uploads.
      declared_columns VARCHAR
    )`,
-  // One row per execution of a saved query; its rows are the table _results.e_<id>.
+  // Executions' records; an execution's rows are the table _results.e_<id>.
   `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.executions (
      execution_id VARCHAR NOT NULL,
      query_id BIGINT NOT NULL,
@@ -39,7 +42,32 @@ const MIGRATIONS = [
      row_count BIGINT,
      result_bytes BIGINT
    )`,
+  // Who ran it (a handle, or "operator" for the scheduler), the parameter values it ran with,
+  // and whether it read a private table (then only its owner reads it).
+  `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS owner VARCHAR`,
+  `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS parameter_set VARCHAR`,
+  `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS reads_private BOOLEAN`,
+  // Records are appended, one row per state an execution reaches: the highest revision wins.
+  `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS revision INTEGER`,
   'CREATE SCHEMA IF NOT EXISTS _results',
+  // Users' saved queries (DESIGN §10). Ids come from a sequence, which DuckDB never rolls
+  // back, so an id is never handed out twice; query files take the ids below the first.
+  `CREATE SEQUENCE IF NOT EXISTS ${SERVICE_SCHEMA}.query_ids START ${FIRST_USER_QUERY_ID}`,
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.queries (
+     query_id BIGINT NOT NULL,
+     owner VARCHAR NOT NULL,
+     name VARCHAR NOT NULL,
+     description VARCHAR NOT NULL,
+     -- JSON: ["tag", …] and [{key, type, value, enumOptions?}, …]
+     tags VARCHAR NOT NULL,
+     parameters VARCHAR NOT NULL,
+     query_sql VARCHAR NOT NULL,
+     version INTEGER NOT NULL,
+     is_private BOOLEAN NOT NULL,
+     is_archived BOOLEAN NOT NULL,
+     created_at TIMESTAMP NOT NULL,
+     updated_at TIMESTAMP NOT NULL
+   )`,
 ];
 
 export async function migrate(database: Database): Promise<void> {

@@ -39,6 +39,12 @@ describe('compileFilters: operators', () => {
     ['NOT num_operators > 5', `(NOT ${N} > ${BIGINT})`, [5]],
     ['(num_operators > 5)', `${N} > ${BIGINT}`, [5]],
     ['((((num_operators > 5))))', `${N} > ${BIGINT}`, [5]],
+    ['(num_operators) = (5)', `${N} = ${BIGINT}`, [5]],
+    [
+      '((num_operators)) IN ((5), 6) OR (avs_name) IS NULL',
+      `(${N} IN (${BIGINT}, ${BIGINT}) OR ${NAME} IS NULL)`,
+      [5, 6],
+    ],
     ['num_operators>5', `${N} > ${BIGINT}`, [5]],
   ])('%s', (...c) => check(c));
 });

@@ -267,6 +267,26 @@ describe('filters errors: structure', () => {
   ])('%s', (...c) => check(c));
 });
 
+describe('filters errors: the first thing wrong in reading order', () => {
+  it.each<Case>([
+    [', num_operators = 1', "filters: expected a condition, found ',' at position 0"],
+    ['num_operators = 1,', "filters: expected AND, OR or the end of the condition, found ',' at position 17"],
+    ['(num_operators = 1,)', "filters: expected a condition after ',', found ')' at position 19"],
+    ['NOT IN (1)', 'filters: expected a column name, found NOT IN at position 0'],
+    ['num_operators BETWEEN 1 2 AND 3', 'filters: expected AND to complete BETWEEN … AND … at position 24'],
+    [
+      "avs_name IN ('a' AND active = TRUE)",
+      "filters: expected ',' or ')' in the IN list, found AND at position 17",
+    ],
+    [
+      'num_operators = avs_name AND (',
+      "filters: expected a value after '=', found the column avs_name at position 16; comparing two columns is not supported; to compare with text, quote it: 'avs_name'",
+    ],
+    ['(avs_name =', "filters: unclosed '(' at position 0; expected ')'"],
+    ['(num_operators = 1 AND NOT', "filters: unclosed '(' at position 0; expected ')'"],
+  ])('%s', (...c) => check(c));
+});
+
 describe('filters errors: limits', () => {
   it('refuses more than 4 KB, pointing at the first character past the limit', () => {
     const text = `avs_name = '${'x'.repeat(MAX_TEXT_BYTES)}'`;
@@ -279,6 +299,8 @@ describe('filters errors: limits', () => {
   it('counts bytes, not characters', () => {
     const text = `avs_name = '${'é'.repeat(2100)}'`;
     expect(errorOf(text).message).toMatch(/^filters: text longer than 4096 bytes at position \d+/);
+    // 12 bytes, then 1,021 characters of 4 bytes fill 4,096: the next one is past the limit.
+    expect(errorOf(`avs_name = '${'😀'.repeat(1022)}'`).position).toBe(12 + 1021);
   });
 
   it('allows 32 levels of nesting and refuses the 33rd, counting each ( and each NOT', () => {

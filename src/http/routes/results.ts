@@ -6,7 +6,7 @@ import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../..
 import type { ResultFormat } from '../../results/result-rows.js';
 import type { Answer } from '../../results/results.js';
 import type { AppDeps } from '../app-deps.js';
-import { authenticate } from '../authenticate.js';
+import { accountOf, authenticate } from '../authenticate.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 
@@ -22,12 +22,25 @@ export function parseQueryId(text: string | undefined, what: string): number {
   return id;
 }
 
-/** The official clients send a saved query's parameters as `params.<name>`. */
-const noQueryParameters = (name: string) =>
-  name.startsWith('params.') ? `saved queries take no parameters; remove "${name}"` : undefined;
+/** Query parameter values come as `params.NAME=VALUE` (how both official clients send them). */
+const PARAMETER_PREFIX = 'params.';
 
 function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
-  return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], noQueryParameters);
+  return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], undefined, PARAMETER_PREFIX);
+}
+
+/** The result parameters, and the query parameter values by name. */
+interface CheckedResultRequest {
+  request: ResultRequest;
+  values: Map<string, string>;
+}
+
+function checkResultRequest(req: Request): CheckedResultRequest {
+  const params = resultParams(req);
+  const values = new Map<string, string>();
+  for (const [name, value] of params)
+    if (name.startsWith(PARAMETER_PREFIX)) values.set(name.slice(PARAMETER_PREFIX.length), value);
+  return { request: parseResultRequest(params), values };
 }
 
 /**
@@ -60,7 +73,7 @@ export function send(res: Response, answer: Answer, metrics: ServiceMetrics, for
 
 /** The spec's metrics endpoint names its query in `queryID`, which must be the metrics query. */
 function checkMetricsRequest(req: Request): ResultRequest {
-  const params = resultParams(req, ['queryID']);
+  const params = readQueryParams(req, [...RESULT_PARAMETERS, 'queryID']);
   const given = params.get('queryID');
   if (given === undefined)
     throw badRequest(`query parameter "queryID" is required (${AVS_METRICS_QUERY_ID})`);
@@ -75,9 +88,9 @@ function checkMetricsRequest(req: Request): ResultRequest {
 
 export function resultRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
-  const { results, metrics } = deps;
+  const { queries, results, metrics } = deps;
   const metricsRequest = checkedOnce(checkMetricsRequest);
-  const resultRequest = checkedOnce((req) => parseResultRequest(resultParams(req)));
+  const resultRequest = checkedOnce(checkResultRequest);
 
   router
     .route('/restaking/avs-stats')
@@ -93,19 +106,19 @@ export function resultRoutes(router: Router, deps: AppDeps): void {
       .route(`/query/:queryId/results${suffix}`)
       .get(auth, async (req: Request, res: Response) => {
         const id = parseQueryId(String(req.params.queryId), 'query id');
-        send(res, await results.latest(id, resultRequest(req), format, req.baseUrl), metrics, format);
+        const { request, values } = resultRequest(req);
+        const execution = await queries.latestExecution(accountOf(res), id, values);
+        send(res, await results.answer(execution, request, format, req.baseUrl), metrics, format);
       })
       .all(methodNotAllowed('GET'));
     router
       .route(`/execution/:executionId/results${suffix}`)
       .get(auth, async (req: Request, res: Response) => {
-        const request = resultRequest(req);
-        send(
-          res,
-          await results.ofExecution(String(req.params.executionId), request, format, req.baseUrl),
-          metrics,
-          format,
-        );
+        // `params.NAME` is accepted here and changes nothing: the TypeScript client's runQuery
+        // sends the parameter values along, but an execution has only the ones it ran with.
+        const { request } = resultRequest(req);
+        const execution = await queries.readableExecution(accountOf(res), String(req.params.executionId));
+        send(res, await results.answer(execution, request, format, req.baseUrl), metrics, format);
       })
       .all(methodNotAllowed('GET'));
   }

@@ -1,0 +1,273 @@
+import type { Account } from '../auth/account.js';
+import { forbidden, notFound } from '../errors.js';
+import {
+  AD_HOC_QUERY_ID,
+  type Execution,
+  hasResult,
+  NO_PARAMETERS,
+  STATES,
+  visibleState,
+} from '../executions/execution.js';
+import type { Executions } from '../executions/executions.js';
+import { snapshotName } from '../executions/snapshot.js';
+import type { Database, Session } from '../storage/database.js';
+import {
+  checkPlaceholders,
+  parameterSet,
+  type QueryParameter,
+  resolveValues,
+  substitute,
+} from './parameters.js';
+import { type Query, queryFromFile } from './query.js';
+import {
+  assertCanCancel,
+  assertCanChange,
+  assertNotArchived,
+  canReadExecution,
+  canSeeQuery,
+  executionNotFound,
+  queryNotFound,
+} from './query-access.js';
+import type { QueryFile } from './query-files.js';
+import type {
+  CreateQueryRequest,
+  ExecuteQueryRequest,
+  ExecuteSqlRequest,
+  UpdateQueryRequest,
+} from './query-request.js';
+import { QueryStore } from './query-store.js';
+import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
+import { tableResolver } from './table-resolver.js';
+
+/**
+ * Queries as the API sees them (DESIGN §10): users' saved queries and the operator's query
+ * files, their parameters, and their runs. Users' SQL reaches the runner only through the
+ * sandbox, with the executor's visibility; the operator's files run as they are.
+ */
+
+/** `query_<id>` in users' SQL: the latest result of that query (as on the mirrored API). */
+const QUERY_RESULT_TABLE = /^query_(\d{1,15})$/i;
+
+export class Queries {
+  readonly store: QueryStore;
+  private readonly files: Map<number, Query>;
+
+  constructor(
+    private readonly database: Database,
+    private readonly executions: Executions,
+    files: readonly QueryFile[],
+  ) {
+    this.store = new QueryStore(database);
+    this.files = new Map(files.map((file) => [file.id, queryFromFile(file)]));
+  }
+
+  /** A query by id, whoever may see it: an operator's file or a user's query. */
+  async find(id: number, session?: Session): Promise<Query | undefined> {
+    return this.files.get(id) ?? (id === AD_HOC_QUERY_ID ? undefined : this.store.get(id, session));
+  }
+
+  /** The query if `account` may see it; otherwise the 404 of a query that does not exist. */
+  async visible(account: Account, id: number, session?: Session): Promise<Query> {
+    const query = await this.find(id, session);
+    if (!query || !canSeeQuery(account, query)) throw queryNotFound(id);
+    return query;
+  }
+
+  async create(account: Account, request: CreateQueryRequest): Promise<Query> {
+    if (request.isPrivate && account.plan !== 'premium')
+      throw forbidden('private queries need a premium key; create it public, or use a premium key');
+    checkPlaceholders(request.sql, request.parameters, 'query_sql');
+    await this.checkRuns(account, request.sql, request.parameters, account.handle);
+    return this.store.create({
+      owner: account.handle,
+      name: request.name,
+      description: request.description,
+      tags: request.tags,
+      parameters: request.parameters,
+      sql: request.sql,
+      isPrivate: request.isPrivate,
+    });
+  }
+
+  async update(account: Account, id: number, request: UpdateQueryRequest): Promise<Query> {
+    const query = await this.changeable(account, id);
+    assertNotArchived(query, 'updated');
+    // Checked against the stored query now; the write below applies the same change.
+    const plan = (current: Query) => {
+      const parameters = request.parameters ? request.parameters(current.parameters) : current.parameters;
+      const sql = request.sql ?? current.sql;
+      checkPlaceholders(sql, parameters, request.sql !== undefined ? 'query_sql' : 'parameters');
+      return {
+        ...(request.name !== undefined ? { name: request.name } : {}),
+        ...(request.description !== undefined ? { description: request.description } : {}),
+        ...(request.tags !== undefined ? { tags: request.tags } : {}),
+        parameters,
+        sql,
+      };
+    };
+    const planned = plan(query);
+    await this.checkRuns(account, planned.sql, planned.parameters, query.owner);
+    return this.store.update(id, (current) => {
+      assertNotArchived(current, 'updated');
+      return { ...plan(current), bumpVersion: true };
+    });
+  }
+
+  async setArchived(account: Account, id: number, archived: boolean): Promise<Query> {
+    await this.changeable(account, id);
+    return this.store.update(id, () => ({ isArchived: archived }));
+  }
+
+  async setPrivate(account: Account, id: number, isPrivate: boolean): Promise<Query> {
+    await this.changeable(account, id);
+    if (isPrivate && account.plan !== 'premium') throw forbidden('private queries need a premium key');
+    return this.store.update(id, () => ({ isPrivate }));
+  }
+
+  listOwn(account: Account, limit: number, offset: number) {
+    return this.store.listOwn(account.handle, limit, offset);
+  }
+
+  /** Runs a saved query (a user's or an operator's file) with the given parameter values. */
+  async execute(account: Account, id: number, request: ExecuteQueryRequest): Promise<Execution> {
+    const query = await this.visible(account, id);
+    assertNotArchived(query, 'executed');
+    const values = resolveValues(query.parameters, request.values, 'query_parameters');
+    if (query.source === 'file') {
+      return this.executions.submit({ queryId: id, sql: query.sql, owner: account.handle, lane: 'operator' });
+    }
+    const sandboxed = await this.sandbox(
+      account,
+      substitute(query.sql, query.parameters, values),
+      query.owner,
+    );
+    return this.executions.submit({
+      queryId: id,
+      sql: sandboxed.sql,
+      owner: account.handle,
+      lane: 'users',
+      parameterSet: parameterSet(values),
+      readsPrivate: sandboxed.readsPrivate,
+    });
+  }
+
+  /** Runs ad-hoc SQL: an execution of no saved query (query_id 0), its executor's alone. */
+  async executeSql(account: Account, request: ExecuteSqlRequest): Promise<Execution> {
+    const sandboxed = await this.sandbox(account, request.sql);
+    return this.executions.submit({
+      queryId: AD_HOC_QUERY_ID,
+      sql: sandboxed.sql,
+      owner: account.handle,
+      lane: 'users',
+      readsPrivate: sandboxed.readsPrivate,
+    });
+  }
+
+  /**
+   * The execution a query's latest-result request answers with, for one parameter set
+   * (`params.NAME=VALUE`, defaults filling the rest): the latest with a result that the
+   * caller may read, else the latest in any state (running, failed), else a 404.
+   */
+  async latestExecution(
+    account: Account,
+    id: number,
+    given: ReadonlyMap<string, string>,
+  ): Promise<Execution> {
+    const query = await this.visible(account, id);
+    const set = parameterSet(resolveValues(query.parameters, given, 'params'));
+    const readable = (e: Execution) =>
+      (e.parameterSet ?? NO_PARAMETERS) === set && canReadExecution(account, e, query);
+    const execution =
+      this.executions.latest(id, (e) => hasResult(e) && readable(e)) ?? this.executions.latest(id, readable);
+    if (!execution)
+      throw notFound(
+        `query ${id} has no result${given.size > 0 ? ' for these parameter values' : ''} yet: execute it first`,
+      );
+    return execution;
+  }
+
+  /** An execution the caller may read; otherwise the 404 of one that does not exist. */
+  async readableExecution(account: Account, executionId: string): Promise<Execution> {
+    const execution = this.executions.get(executionId);
+    if (!execution) throw executionNotFound(executionId);
+    const query = await this.find(execution.queryId);
+    if (!canReadExecution(account, execution, query)) throw executionNotFound(executionId);
+    return execution;
+  }
+
+  /** Cancels a pending or running execution: false when it had already finished. */
+  async cancel(account: Account, executionId: string): Promise<boolean> {
+    const execution = this.executions.get(executionId);
+    if (!execution) throw executionNotFound(executionId);
+    assertCanCancel(account, execution, await this.find(execution.queryId));
+    return this.executions.cancel(execution.id);
+  }
+
+  /** The query as the caller may change it (404 when they may not see it, else 403). */
+  private async changeable(account: Account, id: number): Promise<Query> {
+    const query = await this.visible(account, id);
+    assertCanChange(account, query);
+    return query;
+  }
+
+  /** Refuses, at create and update, SQL that could not run: its defaults go through the sandbox. */
+  private async checkRuns(
+    account: Account,
+    sql: string,
+    parameters: readonly QueryParameter[],
+    namespace: string,
+  ): Promise<void> {
+    const defaults = resolveValues(parameters, new Map(), 'parameters');
+    await this.sandbox(account, substitute(sql, parameters, defaults), namespace);
+  }
+
+  /**
+   * Users' SQL through the sandbox, with `account`'s visibility. An unqualified table name
+   * is in `namespace`: the saved query's owner's, so that a query means the same tables
+   * whoever runs it; the caller's own for ad-hoc SQL.
+   */
+  private sandbox(account: Account, sql: string, namespace = account.handle): Promise<SandboxedSql> {
+    return this.database.read((session) =>
+      sandboxSql(session, sql, this.readableTables(session, account, namespace)),
+    );
+  }
+
+  /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
+  private readableTables(session: Session, account: Account, namespace: string): TableResolver {
+    const tables = tableResolver(session, account);
+    return async (name) => {
+      if (name.schema !== undefined) return tables(name);
+      const match = QUERY_RESULT_TABLE.exec(name.table);
+      if (match) return this.queryResultTable(session, account, Number(match[1]));
+      return tables({ schema: namespace, table: name.table });
+    };
+  }
+
+  /**
+   * `query_<id>`: the snapshot of the query's latest result with its default parameters that
+   * the caller may read. Reading it counts as reading a private table when the query is
+   * private or its result read one, so the new result is as private as its source.
+   */
+  private async queryResultTable(
+    session: Session,
+    account: Account,
+    id: number,
+  ): Promise<ReadableTable | undefined> {
+    const query = await this.find(id, session);
+    if (!query || !canSeeQuery(account, query)) return undefined;
+    const set = parameterSet(resolveValues(query.parameters, new Map(), 'parameters'));
+    const execution = this.executions.latest(
+      id,
+      (e) =>
+        hasResult(e) &&
+        visibleState(e) !== STATES.expired &&
+        (e.parameterSet ?? NO_PARAMETERS) === set &&
+        canReadExecution(account, e, query),
+    );
+    if (!execution) return undefined;
+    return {
+      qualifiedName: snapshotName(execution.id),
+      isPrivate: query.isPrivate || execution.readsPrivate,
+    };
+  }
+}
