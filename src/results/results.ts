@@ -146,14 +146,6 @@ export class Results {
     return answer;
   }
 
-  /** The execution a saved query's latest result is read from (for the Parquet file). */
-  latestExecution(queryId: number): Execution {
-    if (!this.executions.query(queryId)) throw notFound(`no saved query with id ${queryId}`);
-    const execution = this.executions.latestWithResult(queryId) ?? this.executions.latest(queryId);
-    if (!execution) throw notFound(`saved query ${queryId} has not been executed yet`);
-    return execution;
-  }
-
   /**
    * For a whole-file format (Parquet): the execution if its result may be served with these
    * parameters, else the CSV answer's 409 saying why not.

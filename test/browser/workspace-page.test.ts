@@ -72,10 +72,19 @@ afterAll(async () => {
 
 /** playwright-core has no assertions of its own: vitest polls until the page settles. */
 const textOf = (locator: Locator) => expect.poll(() => locator.textContent(), { timeout: 15_000 });
+const isFocused = (element: unknown) => {
+  const node = element as { getRootNode(): { activeElement: unknown } };
+  return node.getRootNode().activeElement === node;
+};
+const focus = (locator: Locator) => expect.poll(() => locator.evaluate(isFocused), { timeout: 15_000 });
 const visibility = (locator: Locator) => expect.poll(() => locator.isVisible(), { timeout: 15_000 });
 const shot = (name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 
-const editorText = async () => (await page.locator('.cm-line').allTextContents()).join('\n');
+/** The editor's text, line by line (an empty editor shows a placeholder, which is not text). */
+const editorText = async () =>
+  (await page.locator('.cm-placeholder').count()) > 0
+    ? ''
+    : (await page.locator('.cm-line').allTextContents()).join('\n');
 const gridRows = () => page.locator('#grid-container tbody tr');
 /** The grid's cells of one column, by header name, as text. */
 async function columnValues(name: string): Promise<string[]> {
@@ -394,13 +403,156 @@ describe('the workspace page', () => {
     await service.json(`/v1/execution/${other}/cancel`, { method: 'POST', key: KEYS.alice });
   });
 
+  it('runs SQL written with the keyboard (Ctrl+Enter) through /v1/sql/execute and shows its rows', async () => {
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await expect.poll(editorText).toBe('');
+    // Choosing a table gives the empty editor a query over it, which runs as it is.
+    await page.getByRole('button', { name: /^alice\.dataset_numbers$/ }).click();
+    await page.keyboard.press('Control+Enter');
+    await textOf(status()).toMatch(/^Completed in [\d.]+ (ms|s)\.$/);
+    await textOf(page.locator('#results-meta')).toMatch(/^100 rows · 4 columns/);
+    expect(page.url()).toMatch(/#execution=[0-9A-Z]{26}$/);
+
+    // By keyboard: from the skip link to the editor, type, run.
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.getByRole('link', { name: 'Skip to the query editor' }).focus();
+    await page.keyboard.press('Enter');
+    await focus(page.getByRole('heading', { name: 'New query' })).toBe(true);
+    for (let i = 0; i < 10 && !(await page.locator('.cm-content').evaluate(isFocused)); i++) {
+      await page.keyboard.press('Tab');
+    }
+    await focus(page.locator('.cm-content')).toBe(true);
+    await page.keyboard.insertText(
+      'SELECT n, sq, big\nFROM alice.dataset_numbers\nWHERE n % 50 = 0 OR n = 3\nORDER BY n',
+    );
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Enter');
+    await textOf(status()).toMatch(/^Completed in /);
+    await textOf(page.locator('#results-meta')).toMatch(/^6 rows · 3 columns · ran in \d+ ms$/);
+    expect(await columnValues('n')).toEqual(['3', '50', '100', '150', '200', '250']);
+    expect(await columnValues('big')).toEqual([BIG, '50', '100', '150', '200', '250']);
+    const executionId = /#execution=(\w+)$/.exec(page.url())?.[1] as string;
+    const api = await service.json<Envelope>(`/v1/execution/${executionId}/results`);
+    expect(api.body.query_id).toBe(0);
+    expect(api.body.result?.rows.map((row) => row.n)).toEqual([3, 50, 100, 150, 200, 250]);
+    await shot('13-sql-run');
+  });
+
+  it('shows a refusal by the sandbox at its position, and a failed execution with DuckDB’s message', async () => {
+    const replaceSql = async (sql: string) => {
+      await page.locator('.cm-content').click();
+      await page.keyboard.press('Control+a');
+      await page.keyboard.press('Backspace');
+      await page.keyboard.insertText(sql);
+      await page.keyboard.press('Escape');
+    };
+    const error = page.locator('#run-error');
+    await replaceSql('SELECT n\nFORM alice.dataset_numbers');
+    await page.keyboard.press('Control+Enter');
+    await textOf(error).toBe('The service refused this querysyntax error at or near "alice" at position 14');
+    await textOf(status()).toBe('Not run.');
+    // The spot is marked in the SQL, and the cursor put there.
+    await textOf(page.locator('.cm-lintRange-error')).toBe('alice.dataset_numbers');
+    expect(await page.locator('.cm-lint-marker-error').count()).toBe(1);
+    expect(await page.locator('#results-empty').textContent()).toBe('No result: the query did not complete.');
+    await shot('14-refused');
+
+    await replaceSql("SELECT * FROM read_csv('/etc/passwd')");
+    await page.keyboard.press('Control+Enter');
+    await textOf(error).toBe('The service refused this querytable function read_csv may not be used here');
+    expect(await page.locator('.cm-lintRange-error').count()).toBe(0);
+
+    await replaceSql('SELECT CAST(label AS INTEGER) AS x FROM alice.dataset_numbers');
+    await page.keyboard.press('Control+Enter');
+    await textOf(status()).toMatch(/^Failed after [\d.]+ (ms|s)\.$/);
+    await textOf(error).toMatch(
+      /^The query failedConversion Error: Could not convert string 'item \d' to INT32/,
+    );
+    await shot('15-failed');
+  });
+
+  it('saves a query with a {{parameter}}, runs it with another value, opens it from the list, archives it', async () => {
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.locator('.cm-content').click();
+    await page.keyboard.insertText(
+      'SELECT n, sq FROM alice.dataset_numbers\nWHERE n <= {{max n}}\nORDER BY n DESC',
+    );
+    await page.keyboard.press('Escape');
+    const value = page.getByLabel('max n', { exact: true });
+    await visibility(value).toBe(true);
+    await page.getByLabel('Type of max n').selectOption('number');
+    await value.fill('3');
+    await textOf(page.locator('#run-label')).toBe('Save & run');
+    await value.press('Control+Enter');
+
+    const dialog = page.getByRole('dialog', { name: 'Save as a new query' });
+    await visibility(dialog).toBe(true);
+    // A free key cannot make a query private.
+    expect(await dialog.getByLabel('Private').isDisabled()).toBe(true);
+    await textOf(dialog.locator('#save-private-hint')).toBe('Private queries need a premium key.');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await textOf(dialog.locator('#save-error')).toBe('Give the query a name.');
+    await dialog.getByLabel('Name', { exact: true }).fill('Top numbers');
+    await dialog.getByLabel('Description').fill('The numbers up to a bound, largest first');
+    await shot('16-save-dialog');
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await visibility(dialog).toBe(false);
+    await textOf(status()).toMatch(/^Completed in /);
+    await expect.poll(() => columnValues('n')).toEqual(['3', '2', '1']);
+    await textOf(page.locator('#editor-heading')).toBe('Top numbers');
+    const queryId = Number(/#query=(\d+)$/.exec(page.url())?.[1]);
+    const saved = await service.json<Record<string, unknown>>(`/v1/query/${queryId}`);
+    expect(saved.body).toMatchObject({
+      name: 'Top numbers',
+      description: 'The numbers up to a bound, largest first',
+      query_sql: 'SELECT n, sq FROM alice.dataset_numbers\nWHERE n <= {{max n}}\nORDER BY n DESC',
+      parameters: [{ key: 'max n', type: 'number', value: '3' }],
+      is_private: false,
+      owner: 'alice',
+    });
+    await textOf(page.locator('#query-facts')).toBe(`#${queryId}`);
+
+    // Another value: the saved query runs again (no new save), with the value given.
+    await value.fill('5');
+    await textOf(page.locator('#run-label')).toBe('Run');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await expect.poll(() => columnValues('n')).toEqual(['5', '4', '3', '2', '1']);
+    const five = await service.json<Envelope>(`/v1/query/${queryId}/results?params.max%20n=5`);
+    expect(five.body.result?.rows.map((row) => row.n)).toEqual([5, 4, 3, 2, 1]);
+    await shot('17-saved-run');
+
+    // From the list: the saved SQL and its default value, and its latest result for that value.
+    await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.getByRole('tab', { name: 'Saved queries' }).click();
+    const item = page.locator('#query-list').getByRole('button', { name: 'Top numbers' });
+    await textOf(page.locator('#query-list')).toBe(`Top numbers#${queryId} · 1 parameter`);
+    await item.click();
+    await textOf(page.locator('#editor-heading')).toBe('Top numbers');
+    await expect
+      .poll(editorText)
+      .toBe('SELECT n, sq FROM alice.dataset_numbers\nWHERE n <= {{max n}}\nORDER BY n DESC');
+    expect(await value.inputValue()).toBe('3');
+    await expect.poll(() => columnValues('n')).toEqual(['3', '2', '1']);
+    await shot('18-saved-list');
+
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await textOf(page.locator('#query-facts')).toBe(`#${queryId} · archived`);
+    expect((await service.json<{ is_archived: boolean }>(`/v1/query/${queryId}`)).body.is_archived).toBe(
+      true,
+    );
+    await textOf(page.locator('#queries-status')).toBe('0 queries, 1 archived');
+    await page.getByLabel('Show archived').check();
+    await textOf(page.locator('#query-list')).toBe(`Top numbers#${queryId}archived · 1 parameter`);
+    await page.getByRole('tab', { name: 'Tables' }).click();
+  });
+
   it('is readable on a narrow window and keeps the key for the tab only', async () => {
     await showExecution(numbers.execution_id);
     await page.setViewportSize({ width: 420, height: 860 });
     // One column: nothing wider than the window but the grid, which scrolls inside itself.
     const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
-    await shot('13-narrow');
+    await shot('19-narrow');
     await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.reload();

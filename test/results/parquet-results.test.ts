@@ -49,8 +49,11 @@ afterAll(async () => {
   fs.rmSync(downloads, { recursive: true, force: true });
 });
 
-async function fetchParquet(urlPath: string): Promise<{ response: Response; file: string }> {
-  const response = await service.request(urlPath);
+async function fetchParquet(
+  urlPath: string,
+  key: string = KEYS.alice,
+): Promise<{ response: Response; file: string }> {
+  const response = await service.request(urlPath, { key });
   const file = path.join(downloads, `${fs.readdirSync(downloads).length}.parquet`);
   fs.writeFileSync(file, Buffer.from(await response.arrayBuffer()));
   return { response, file };
@@ -138,13 +141,17 @@ describe('GET /v1/execution/{id}/results/parquet', () => {
       [`${base}?sample_count=3`, 400, /sample_count.*not available for Parquet/],
       [`${base}?limit=0`, 400, /"limit" must be/],
       [`${base}?bogus=1`, 400, /unknown query parameter "bogus"/],
-      ['/v1/execution/01NOPE/results/parquet', 404, /no execution with id/],
-      ['/v1/query/999999/results/parquet', 404, /no saved query with id 999999/],
     ];
     for (const [urlPath, status, error] of cases) {
       const answer = await service.json<{ error: string }>(urlPath);
       expect(answer.status, urlPath).toBe(status);
       expect(answer.body.error, urlPath).toMatch(error);
+    }
+    // What does not exist is absent here as on the JSON results, with the same answer.
+    for (const urlPath of ['/v1/execution/01NOPE/results', '/v1/query/999999/results']) {
+      const json = await service.json<{ error: string }>(urlPath);
+      expect(json.status).toBe(404);
+      expect(await service.json(`${urlPath}/parquet`)).toEqual(json);
     }
     const anonymous = await service.json<{ error: string }>(base, { key: null });
     expect(anonymous).toEqual({ status: 401, body: { error: 'invalid API Key' } });
@@ -176,5 +183,70 @@ describe('GET /v1/query/{id}/results/parquet', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-disposition')).toContain(numbers.execution_id.toLowerCase());
     expect((await readBack(file)).lines).toEqual(['500', '499']);
+  });
+});
+
+describe('access rules and parameters of users’ queries', () => {
+  const post = (urlPath: string, body: unknown, key: string) =>
+    service.json<{ query_id: number; execution_id: string }>(urlPath, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      key,
+    });
+  async function finished(executionId: string, key: string): Promise<void> {
+    for (let i = 0; i < 600; i++) {
+      const { body } = await service.json<{ is_execution_finished: boolean }>(
+        `/v1/execution/${executionId}/status`,
+        { key },
+      );
+      if (body.is_execution_finished) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`execution ${executionId} did not finish`);
+  }
+
+  it('a private query’s file is the owner’s alone; to anyone else it is absent, as its JSON result', async () => {
+    const { body: query } = await post(
+      '/v1/query',
+      { name: 'secret', query_sql: 'SELECT 42 AS answer', is_private: true },
+      KEYS.bob,
+    );
+    const { body: run } = await post(`/v1/query/${query.query_id}/execute`, {}, KEYS.bob);
+    await finished(run.execution_id, KEYS.bob);
+    for (const base of [`/v1/execution/${run.execution_id}/results`, `/v1/query/${query.query_id}/results`]) {
+      const own = await fetchParquet(`${base}/parquet`, KEYS.bob);
+      expect(own.response.status, base).toBe(200);
+      expect((await readBack(own.file)).lines).toEqual(['42']);
+      const json = await service.json(base, { key: KEYS.alice });
+      expect(json.status, base).toBe(404);
+      expect(await service.json(`${base}/parquet`, { key: KEYS.alice })).toEqual(json);
+    }
+  });
+
+  it('a query’s latest file for a parameter set (params.NAME), as its JSON result', async () => {
+    const { body: query } = await post(
+      '/v1/query',
+      {
+        name: 'times',
+        query_sql: 'SELECT range * {{factor}} AS x FROM range(3)',
+        parameters: [{ key: 'factor', type: 'number', value: '2' }],
+      },
+      KEYS.alice,
+    );
+    for (const factor of ['10', '100']) {
+      const { body: run } = await post(
+        `/v1/query/${query.query_id}/execute`,
+        { query_parameters: { factor } },
+        KEYS.alice,
+      );
+      await finished(run.execution_id, KEYS.alice);
+    }
+    const ten = await fetchParquet(`/v1/query/${query.query_id}/results/parquet?params.factor=10`);
+    expect((await readBack(ten.file)).lines).toEqual(['0', '10', '20']);
+    const latest = await fetchParquet(`/v1/query/${query.query_id}/results/parquet`);
+    expect(latest.response.status).toBe(404); // never run with its default, 2
+    const hundred = await fetchParquet(`/v1/query/${query.query_id}/results/parquet?params.factor=100`);
+    expect((await readBack(hundred.file)).lines).toEqual(['0', '100', '200']);
   });
 });
