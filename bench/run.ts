@@ -6,11 +6,12 @@ import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runUploadBenchmark } from './upload.js';
+import { runWorkspaceBenchmark } from './workspace-page.js';
 
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, workspace).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
   sandbox: () => runSandboxBenchmark(),
+  workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
 };
 

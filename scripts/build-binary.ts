@@ -4,9 +4,9 @@
  *
  * How: a Node.js single executable application (SEA). esbuild bundles the service into one
  * CommonJS file (SEA runs CommonJS only, and its `require` sees built-in modules only); the
- * bundle, the project files (`queries/`, `public/settings/`) and DuckDB's native library
- * become SEA assets; the blob is injected with postject into a copy of the Node binary
- * running this script. Nothing is downloaded: it uses only what `npm ci` installed and the
+ * bundle, the project files (`queries/`, `public/settings/`), the workspace page's bundled
+ * files and DuckDB's native library become SEA assets; the blob is injected with postject
+ * into a copy of the Node binary running this script. Nothing is downloaded: it uses only what `npm ci` installed and the
  * Node that runs it. See the README's "Run as a single file" for why this approach.
  */
 import { spawnSync } from 'node:child_process';
@@ -23,6 +23,7 @@ import {
   type EmbeddedManifest,
   MANIFEST_ASSET,
 } from '../src/packaging/single-executable.js';
+import { bundleWorkspace } from '../src/packaging/web-assets.js';
 import { bundleCli } from './bundle-cli.js';
 
 const BINARY_NAME = 'restaking-data-service';
@@ -98,7 +99,9 @@ function duckdbPackageDir(): string {
   return path.dirname(requireFromBindings.resolve('@duckdb/node-bindings-linux-x64/package.json'));
 }
 
-function collectAssets(workDir: string): { assets: Record<string, string>; manifest: EmbeddedManifest } {
+async function collectAssets(
+  workDir: string,
+): Promise<{ assets: Record<string, string>; manifest: EmbeddedManifest }> {
   const assets: Record<string, string> = {};
   const version = (
     JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
@@ -110,6 +113,10 @@ function collectAssets(workDir: string): { assets: Record<string, string>; manif
       entries[file.name] = addAsset(assets, workDir, `project/${folder}/${file.name}`, file.contents, false);
     }
     projectFolders[folder] = entries;
+  }
+  const webAssets: Record<string, EmbeddedFile> = {};
+  for (const file of await bundleWorkspace()) {
+    webAssets[file.name] = addAsset(assets, workDir, `web/${file.name}`, file.contents, false);
   }
   // The addon and the shared library it links against ($ORIGIN), nothing else of the package.
   const nativeDir = duckdbPackageDir();
@@ -125,6 +132,7 @@ function collectAssets(workDir: string): { assets: Record<string, string>; manif
   const manifest: EmbeddedManifest = {
     version,
     projectFiles: projectFolders,
+    webAssets,
     duckdb: { hash: hash.digest('hex').slice(0, 16), addon: 'duckdb.node', files: nativeFiles },
   };
   const manifestFile = path.join(workDir, MANIFEST_ASSET);
@@ -143,7 +151,7 @@ async function main(): Promise<void> {
     await bundleCli(bundleFile, 'embedded');
     step(`bundled the service (${(fs.statSync(bundleFile).size / 1e6).toFixed(1)} MB of JavaScript)`);
 
-    const { assets, manifest } = collectAssets(workDir);
+    const { assets, manifest } = await collectAssets(workDir);
     step(
       `collected ${Object.keys(assets).length} assets (DuckDB ${Object.keys(manifest.duckdb.files).join(', ')})`,
     );

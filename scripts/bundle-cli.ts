@@ -63,7 +63,10 @@ export async function bundleCli(outfile: string, kind: BundleKind): Promise<void
       ? {
           format: 'cjs',
           plugins: [embeddedDuckDB],
-          // import.meta is used only to find the source tree, never reached in the executable.
+          // Only the source tree bundles the workspace page at run time; the executable embeds it.
+          external: ['esbuild'],
+          // import.meta is used only to find the source tree (its root, the page's bundle cache),
+          // never reached in the executable.
           define: { 'import.meta.dirname': 'undefined', 'import.meta.filename': 'undefined' },
         }
       : { format: 'esm', packages: 'external', plugins: [sourcePaths] }),

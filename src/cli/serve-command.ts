@@ -4,6 +4,7 @@ import { KEY_FILE_NAME } from '../auth/key-store.js';
 import type { Config } from '../config/config.js';
 import { loadConfig } from '../config/config.js';
 import { createLogger } from '../log.js';
+import { workspaceAssets } from '../packaging/web-assets.js';
 import { type RunningService, startService } from '../service.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -105,6 +106,17 @@ async function serve(
       `  it is saved in ${config.dataDir}/dev-api-key.txt; try: curl -H "X-Service-Api-Key: ${service.localKey.key}" ${service.url}/v1/tables`,
     );
   }
+  out(`Workspace: ${service.url}/`);
+  // Bundled now, in the background, so that the first visit finds the page ready.
+  const bundling = performance.now();
+  workspaceAssets().then(
+    (assets) =>
+      logger.debug(
+        { ms: Math.round(performance.now() - bundling), files: assets.length },
+        'workspace page ready',
+      ),
+    (error: unknown) => logger.error({ err: error }, 'the workspace page could not be bundled'),
+  );
 }
 
 export function addServeCommand(program: Command, output: ProgramOutput): void {

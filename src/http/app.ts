@@ -9,10 +9,12 @@ import { requestLog } from './request-log.js';
 import { mountLabel, requestMetrics } from './request-metrics.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
+import { parquetResultRoutes } from './routes/parquet-results.js';
 import { queryRoutes } from './routes/queries.js';
 import { resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
 import { settingsPage } from './settings-page.js';
+import { workspacePage } from './workspace-page.js';
 
 /**
  * Builds the express app without listening: the CLI owns start-up, tests listen on a
@@ -36,12 +38,14 @@ export function createApp(deps: AppDeps): express.Express {
   api.use(rateLimit(deps.config.rateLimits));
   // Results first: they are the hot path, and express tries routes in order.
   resultRoutes(api, deps);
+  parquetResultRoutes(api, deps);
   executionRoutes(api, deps);
   queryRoutes(api, deps);
   accountRoutes(api, deps);
   tableRoutes(api, deps);
   app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
   app.use('/settings', mountLabel('/settings'), settingsPage());
+  app.use(workspacePage());
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new ApiError('not_found', `no such path: ${req.method} ${req.path.slice(0, 200)}`));

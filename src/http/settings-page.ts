@@ -1,31 +1,11 @@
 import path from 'node:path';
 import express, { type Request, type Response } from 'express';
 import { projectFiles } from '../packaging/project-files.js';
+import { CONTENT_TYPES, SECURITY_HEADERS } from './page-headers.js';
 
 /**
  * The data settings page (DESIGN §8): plain files from `public/settings`, no build step.
- * The page talks to the API with the key the person types in, so it is locked down: no
- * inline scripts or styles, no other origins, no framing, no referrer.
  */
-
-const CONTENT_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-};
-
-const SECURITY_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Cache-Control': 'no-cache',
-};
 
 /** Mounted at /settings: the page is /settings/data, its files /settings/<name>. */
 export function settingsPage(): express.Router {

@@ -22,6 +22,8 @@ export interface EmbeddedManifest {
   version: string;
   /** Folders of the source tree (`queries`, `public/settings`): relative path → file. */
   projectFiles: Record<string, Record<string, EmbeddedFile>>;
+  /** The workspace page's bundled files (web-assets.ts), by name; absent in older builds. */
+  webAssets?: Record<string, EmbeddedFile>;
   duckdb: {
     /** Hash of the native files: names the extraction directory, so versions never clash. */
     hash: string;

@@ -146,16 +146,30 @@ export class Results {
     return answer;
   }
 
+  /**
+   * For a whole-file format (Parquet): the execution if its result may be served with these
+   * parameters, else the CSV answer's 409 saying why not.
+   */
+  servable(execution: Execution, request: ResultRequest): Execution {
+    const state = visibleState(execution);
+    if (state === STATES.completed || (state === STATES.completedPartial && request.allowPartial))
+      return execution;
+    throw this.noResult(execution, state);
+  }
+
+  /** Why a file format (CSV, Parquet) has nothing to send: a 409. */
+  private noResult(execution: Execution, state: ExecutionState): ApiError {
+    return new ApiError(
+      'conflict',
+      state === STATES.completedPartial
+        ? `execution ${execution.id} holds a partial result (over the row limit); add allow_partial_results=true to get it`
+        : `execution ${execution.id} is in state ${state}: it has no result to return`,
+    );
+  }
+
   private withoutResult(execution: Execution, state: ExecutionState, format: ResultFormat): Answer {
     const partial = state === STATES.completedPartial;
-    if (format === 'csv') {
-      throw new ApiError(
-        'conflict',
-        partial
-          ? `execution ${execution.id} holds a partial result (over the row limit); add allow_partial_results=true to get it`
-          : `execution ${execution.id} is in state ${state}: it has no result to return`,
-      );
-    }
+    if (format === 'csv') throw this.noResult(execution, state);
     if (partial) {
       return json(
         200,

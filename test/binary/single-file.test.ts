@@ -105,7 +105,7 @@ describe('the single executable file', () => {
     expect(help.output()).toContain('run the saved queries once and exit');
   });
 
-  it('serves from an empty directory: demo data, the metrics, uploads, the settings page; stops on SIGTERM', async () => {
+  it('serves from an empty directory: demo data, the metrics, uploads, the settings page and the workspace; stops on SIGTERM', async () => {
     const service = start([], { PORT: '0' });
     const url = await waitFor(
       'the start-up line',
@@ -152,6 +152,26 @@ describe('the single executable file', () => {
       const response = await fetch(`${url}/settings/${file}`);
       expect(response.status).toBe(200);
       expect((await response.text()).length).toBeGreaterThan(100);
+    }
+
+    // The workspace: the bundle made at build time, the page's files and the chart's, which
+    // the page's script imports when a chart is first drawn.
+    const workspace = await fetch(`${url}/`);
+    expect(workspace.status).toBe(200);
+    const assets = [...(await workspace.text()).matchAll(/\/assets\/([\w.-]+)/g)].map((m) => m[1] as string);
+    expect(assets.map((name) => name.replace(/-([0-9a-f]{12}|[A-Z0-9]{8})\./, '.')).sort()).toEqual([
+      'favicon.svg',
+      'licenses.txt',
+      'workspace.css',
+      'workspace.js',
+    ]);
+    const script = await (await fetch(`${url}/assets/${assets.find((n) => n.endsWith('.js'))}`)).text();
+    const chunks = [...new Set(script.match(/chunk-[A-Z0-9]{8}\.js/g))];
+    expect(chunks.length).toBeGreaterThan(0);
+    for (const name of [...assets, ...chunks]) {
+      const response = await fetch(`${url}/assets/${name}`);
+      expect(response.status, name).toBe(200);
+      expect((await response.arrayBuffer()).byteLength, name).toBeGreaterThan(100);
     }
 
     const held = start(['refresh']);

@@ -174,7 +174,8 @@ describe('the data settings page', () => {
   it('works by keyboard alone, and keeps the key for the browser session only', async () => {
     const page = await openPage();
     await page.keyboard.press('Tab'); // skip link
-    await page.keyboard.press('Tab'); // navigation
+    await page.keyboard.press('Tab'); // navigation: the workspace
+    await page.keyboard.press('Tab'); // navigation: this page
     await page.keyboard.press('Tab'); // the key field
     await focus(keyField(page)).toBe(true);
     await page.keyboard.type(KEYS.bob);

@@ -739,10 +739,10 @@ const families: Record<string, Family> = {
   },
 
   badResultsParams: (random, context) => {
-    const csv = random.int(2) === 0 ? '/csv' : '';
+    const format = random.pick(['', '/csv', '/parquet']);
     const path = random.pick([
-      `/query/3693850/results${csv}`,
-      `/execution/${context.executionId}/results${csv}`,
+      `/query/3693850/results${format}`,
+      `/execution/${context.executionId}/results${format}`,
     ]);
     const pairs = badResultParams(random);
     return {
@@ -773,9 +773,11 @@ const families: Record<string, Family> = {
     const path = random.pick([
       `/query/${id}/results`,
       `/query/${id}/results/csv`,
+      `/query/${id}/results/parquet`,
       `/query/${id}/execute`,
       `/execution/${id}/results`,
       `/execution/${id}/results/csv`,
+      `/execution/${id}/results/parquet`,
       `/execution/${id}/status`,
       `/execution/${id}/cancel`,
     ]);
@@ -877,6 +879,8 @@ const families: Record<string, Family> = {
       ['/health', ['POST', 'PUT', 'DELETE', 'PATCH']],
       ['/metrics', ['POST', 'PUT', 'DELETE']],
       ['/settings/data', ['POST', 'PUT', 'DELETE']],
+      ['/', ['POST', 'PUT', 'DELETE']],
+      ['/assets/workspace.js', ['POST', 'DELETE']],
       ['/v1/account', ['POST', 'PUT', 'DELETE', 'PATCH']],
       ['/v1/tables', ['POST', 'PUT', 'DELETE', 'PATCH']],
       ['/v1/uploads', ['PUT', 'DELETE', 'PATCH']],
@@ -889,8 +893,10 @@ const families: Record<string, Family> = {
       ['/v1/restaking/avs-stats?queryID=3693850', ['POST', 'PUT', 'DELETE', 'PATCH']],
       ['/v1/query/3693850/results', ['POST', 'PUT', 'DELETE']],
       ['/v1/query/3693850/results/csv', ['POST', 'DELETE']],
+      ['/v1/query/3693850/results/parquet', ['POST', 'PUT', 'DELETE']],
       ['/v1/query/3693850/execute', ['GET', 'PUT', 'DELETE']],
       [`/v1/execution/${context.executionId}/results`, ['POST', 'DELETE']],
+      [`/v1/execution/${context.executionId}/results/parquet`, ['POST', 'DELETE']],
       [`/v1/execution/${context.executionId}/status`, ['POST', 'DELETE']],
       [`/v1/execution/${context.executionId}/cancel`, ['GET', 'DELETE']],
     ];

@@ -1,0 +1,297 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { sourceRoot } from './project-files.js';
+import { embeddedManifest, isSingleExecutable, readEmbedded } from './single-executable.js';
+
+/**
+ * The workspace page's files (the web page at `/`): its TypeScript and CSS in
+ * `web/workspace/`, bundled by esbuild with the libraries it imports from npm (CodeMirror,
+ * Observable Plot), so that nothing the page loads comes from anywhere but this server.
+ *
+ * When: on demand (`serve` asks right after listening, in the background), once per process,
+ * in memory: no step a person runs, no build output in the repository. A bundle takes
+ * 0.5–0.9 s of one core here, so the result is also kept in `node_modules/.cache/` under a
+ * digest of every file that went into it (and of this file): later starts read it back in
+ * ~20 ms, and any change to a source, a library or these build options makes a new bundle.
+ * The single-file build runs the same bundling at build time and embeds the result (esbuild
+ * cannot run inside that file). Measured 2026-11-22, load average 3.
+ */
+
+export const WORKSPACE_SOURCES = 'web/workspace';
+
+export interface WebAsset {
+  /** `index.html`, or a file name with a hash of its contents, e.g. `workspace-EOJCXUHR.js`. */
+  name: string;
+  contents: Buffer;
+}
+
+/** An asset with its compressed forms, made once: the page is sent many times, compressed once. */
+export interface ServedAsset extends WebAsset {
+  gzip: Buffer;
+  brotli: Buffer;
+}
+
+/** What index.html refers to, replaced by the hashed names of the bundle's files. */
+const PAGE_REFERENCES = {
+  script: '/assets/workspace.js',
+  style: '/assets/workspace.css',
+  licenses: '/assets/licenses.txt',
+} as const;
+
+/** Files of web/workspace served as they are (under a hashed name), by their reference in index.html. */
+const STATIC_FILES: Record<string, string> = { '/assets/favicon.svg': 'favicon.svg' };
+
+interface PackageInfo {
+  name: string;
+  version: string;
+  license: string;
+  notice: string;
+}
+
+/** The package a bundled file comes from, with its licence text (for the notices file). */
+function packageOf(file: string, cache: Map<string, PackageInfo | undefined>): PackageInfo | undefined {
+  let dir = path.dirname(file);
+  while (dir !== path.dirname(dir)) {
+    if (cache.has(dir)) return cache.get(dir);
+    const manifest = path.join(dir, 'package.json');
+    if (fs.existsSync(manifest)) {
+      const json = JSON.parse(fs.readFileSync(manifest, 'utf8')) as Partial<PackageInfo>;
+      // Some packages keep a package.json in sub-folders ({"type": "module"}): keep climbing.
+      if (json.name && json.version) {
+        const licenseFile = fs
+          .readdirSync(dir)
+          .find((name) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(name));
+        const info: PackageInfo = {
+          name: json.name,
+          version: json.version,
+          license: typeof json.license === 'string' ? json.license : 'see the package',
+          notice: licenseFile ? fs.readFileSync(path.join(dir, licenseFile), 'utf8').trim() : '',
+        };
+        cache.set(dir, info);
+        return info;
+      }
+    }
+    dir = path.dirname(dir);
+  }
+  return undefined;
+}
+
+/** The licences of the bundled packages: MIT and ISC ask for their notice in every copy. */
+function noticesFile(inputs: string[]): string {
+  const cache = new Map<string, PackageInfo | undefined>();
+  const packages = new Map<string, PackageInfo>();
+  for (const input of inputs) {
+    if (!input.includes(`${path.sep}node_modules${path.sep}`)) continue;
+    const info = packageOf(input, cache);
+    if (info) packages.set(`${info.name}@${info.version}`, info);
+  }
+  const sections = [...packages.values()]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((p) => `${p.name} ${p.version} (${p.license})\n\n${p.notice || '(no licence file in the package)'}`);
+  return `The workspace page bundles these packages from npm:\n\n${sections.join(`\n\n${'-'.repeat(72)}\n\n`)}\n`;
+}
+
+const hashedName = (base: string, extension: string, contents: Uint8Array | string) =>
+  `${base}-${createHash('sha256').update(contents).digest('hex').slice(0, 12)}${extension}`;
+
+interface Bundle {
+  assets: WebAsset[];
+  /** Every file the bundle was made from, relative to the project root. */
+  inputs: string[];
+}
+
+async function runBundler(root: string): Promise<Bundle> {
+  const { build } = await import('esbuild');
+  const dir = path.join(root, WORKSPACE_SOURCES);
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [path.join(dir, 'workspace.ts'), path.join(dir, 'workspace.css')],
+    outdir: path.join(dir, 'out'),
+    // File names carry a hash of their contents (esbuild's), as the page's chunks import them.
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    // What is imported with import() (the chart library) loads when first needed.
+    splitting: true,
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    // Browsers of 2023 on: <dialog>, CSS nesting is not used, constructable style sheets are.
+    target: ['chrome111', 'firefox114', 'safari16.4'],
+    write: false,
+    metafile: true,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  const assets: WebAsset[] = [];
+  const names = new Map<string, string>();
+  // The metafile names files relative to absWorkingDir, with '/' (a chunk loaded by import()
+  // is an entry point of its own there too).
+  const entries: Record<string, string> = {
+    [`${WORKSPACE_SOURCES}/workspace.ts`]: PAGE_REFERENCES.script,
+    [`${WORKSPACE_SOURCES}/workspace.css`]: PAGE_REFERENCES.style,
+  };
+  for (const output of result.outputFiles) {
+    const name = path.basename(output.path);
+    const entry =
+      result.metafile.outputs[path.relative(root, output.path).split(path.sep).join('/')]?.entryPoint;
+    const reference = entry === undefined ? undefined : entries[entry];
+    if (reference) names.set(reference, name);
+    assets.push({ name, contents: Buffer.from(output.contents) });
+  }
+  if (names.size !== 2) throw new Error(`the bundle's entry files were not found: ${[...names.values()]}`);
+  const inputs = Object.keys(result.metafile.inputs);
+  const notices = noticesFile(inputs.map((input) => path.resolve(root, input)));
+  const licenses = hashedName('licenses', '.txt', notices);
+  names.set(PAGE_REFERENCES.licenses, licenses);
+  assets.push({ name: licenses, contents: Buffer.from(notices) });
+
+  const staticInputs: string[] = [];
+  for (const [reference, file] of Object.entries(STATIC_FILES)) {
+    const contents = fs.readFileSync(path.join(dir, file));
+    const name = hashedName(path.basename(file, path.extname(file)), path.extname(file), contents);
+    names.set(reference, name);
+    assets.push({ name, contents });
+    staticInputs.push(path.join(WORKSPACE_SOURCES, file));
+  }
+
+  const pageFile = path.join(WORKSPACE_SOURCES, 'index.html');
+  let page = fs.readFileSync(path.join(root, pageFile), 'utf8');
+  for (const [reference, name] of names) {
+    if (!page.includes(reference)) throw new Error(`${pageFile} does not refer to ${reference}`);
+    page = page.replaceAll(reference, `/assets/${name}`);
+  }
+  assets.unshift({ name: 'index.html', contents: Buffer.from(page) });
+  return { assets, inputs: [...inputs, ...staticInputs, pageFile] };
+}
+
+/** Bundles the workspace from the source tree (for the single-file build, which embeds it). */
+export async function bundleWorkspace(): Promise<WebAsset[]> {
+  return (await runBundler(sourceRoot())).assets;
+}
+
+/**
+ * Brotli at quality 6: 712 kB of script to 194 kB in ~50 ms here; quality 11 saves another 9%
+ * but takes 4 s (measured 2026-11-22, load 3).
+ */
+function compressed(asset: WebAsset): ServedAsset {
+  return {
+    ...asset,
+    gzip: zlib.gzipSync(asset.contents, { level: 6 }),
+    brotli: zlib.brotliCompressSync(asset.contents, {
+      params: {
+        [zlib.constants.BROTLI_PARAM_QUALITY]: 6,
+        [zlib.constants.BROTLI_PARAM_SIZE_HINT]: asset.contents.length,
+      },
+    }),
+  };
+}
+
+// --- The cache of the last bundle, in node_modules/.cache ---------------------------------
+
+const CACHE_FORMAT = 1;
+
+interface CachedBundle {
+  format: number;
+  inputs: string[];
+  digest: string;
+  assets: { name: string; contents: string; gzip: string; brotli: string }[];
+}
+
+const cacheFile = (root: string) =>
+  path.join(root, 'node_modules', '.cache', 'workspace-page', 'bundle.json');
+
+/** A digest of every input's path and bytes, of this file and of the bundler's version. */
+async function digestOf(root: string, inputs: string[]): Promise<string | undefined> {
+  const hash = createHash('sha256');
+  const { version } = await import('esbuild');
+  hash.update(`${CACHE_FORMAT}\0${version}\0`).update(fs.readFileSync(import.meta.filename));
+  for (const input of [...inputs].sort()) {
+    let contents: Buffer;
+    try {
+      contents = fs.readFileSync(path.resolve(root, input));
+    } catch {
+      return undefined; // a file the last bundle read is gone: bundle again
+    }
+    hash.update(`\0${input}\0${contents.length}\0`).update(contents);
+  }
+  return hash.digest('hex');
+}
+
+async function readCache(root: string): Promise<ServedAsset[] | undefined> {
+  let cached: CachedBundle;
+  try {
+    cached = JSON.parse(fs.readFileSync(cacheFile(root), 'utf8')) as CachedBundle;
+  } catch {
+    return undefined;
+  }
+  if (cached.format !== CACHE_FORMAT || !Array.isArray(cached.inputs)) return undefined;
+  if ((await digestOf(root, cached.inputs)) !== cached.digest) return undefined;
+  return cached.assets.map((asset) => ({
+    name: asset.name,
+    contents: Buffer.from(asset.contents, 'base64'),
+    gzip: Buffer.from(asset.gzip, 'base64'),
+    brotli: Buffer.from(asset.brotli, 'base64'),
+  }));
+}
+
+/** Best effort: a tree that cannot be written to simply bundles at every start. */
+async function writeCache(root: string, inputs: string[], assets: ServedAsset[]): Promise<void> {
+  const digest = await digestOf(root, inputs);
+  if (!digest) return;
+  const cached: CachedBundle = {
+    format: CACHE_FORMAT,
+    inputs,
+    digest,
+    assets: assets.map((a) => ({
+      name: a.name,
+      contents: a.contents.toString('base64'),
+      gzip: a.gzip.toString('base64'),
+      brotli: a.brotli.toString('base64'),
+    })),
+  };
+  const file = cacheFile(root);
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(temporary, JSON.stringify(cached));
+    // Renamed into place: another process starting at the same time reads a whole file or none.
+    fs.renameSync(temporary, file);
+  } catch {
+    fs.rmSync(temporary, { force: true });
+  }
+}
+
+async function fromSourceTree(): Promise<ServedAsset[]> {
+  const root = sourceRoot();
+  const cached = await readCache(root);
+  if (cached) return cached;
+  const bundle = await runBundler(root);
+  const assets = bundle.assets.map(compressed);
+  await writeCache(root, bundle.inputs, assets);
+  return assets;
+}
+
+let loading: Promise<ServedAsset[]> | undefined;
+
+/**
+ * The workspace's files: the embedded ones in the single-file build, else bundled (or read
+ * from the cache) once. A failed bundle (a mistake in the page's sources while developing)
+ * is tried again on the next call.
+ */
+export function workspaceAssets(): Promise<ServedAsset[]> {
+  if (!loading) {
+    loading = isSingleExecutable()
+      ? Promise.resolve(
+          Object.entries(embeddedManifest().webAssets ?? {}).map(([name, file]) =>
+            compressed({ name, contents: readEmbedded(file) }),
+          ),
+        )
+      : fromSourceTree();
+    loading.catch(() => {
+      loading = undefined;
+    });
+  }
+  return loading;
+}

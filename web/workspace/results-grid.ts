@@ -1,0 +1,329 @@
+import { type Api, ApiError, withQuery } from './api.js';
+import { type CellValue, type ExecutionStatus, type ResultsPage, STATES } from './api-types.js';
+import { h } from './dom.js';
+import { cellText, filterName, formatDuration, isNumericType, numberFormat, plural } from './format.js';
+
+/**
+ * The results grid: one page at a time from GET /execution/{id}/results (limit, offset and
+ * next_uri), sorted by a column header (sort_by) and narrowed by the filter box (filters, in
+ * the results' filter language). Values are shown as the API renders them.
+ */
+
+export interface Sort {
+  column: string;
+  descending: boolean;
+}
+
+/** What the grid shows now; the chart and the downloads read the same filters and sort. */
+export interface ResultView {
+  status: ExecutionStatus;
+  filters: string;
+  sort: Sort | undefined;
+}
+
+export const PAGE_SIZES = [25, 100, 500, 1000] as const;
+
+/** The position a filter-language error gives ("… at position 16"), 0-based. */
+export function errorPosition(message: string): number | undefined {
+  const match = /\bat position (\d+)/.exec(message);
+  return match ? Number(match[1]) : undefined;
+}
+
+export class ResultsGrid {
+  private view: ResultView | undefined;
+  private limit = 100;
+  private offset = 0;
+  /** Answers to older requests are dropped: the newest request wins. */
+  private generation = 0;
+  private readonly table: HTMLTableElement;
+
+  constructor(
+    private readonly api: () => Api,
+    private readonly parts: {
+      container: HTMLElement;
+      meta: HTMLElement;
+      filterForm: HTMLFormElement;
+      filterInput: HTMLInputElement;
+      filterError: HTMLElement;
+      pager: HTMLElement;
+      pageSize: HTMLSelectElement;
+    },
+    private readonly changed: (view: ResultView) => void,
+  ) {
+    this.table = h('table', { class: 'grid', 'aria-label': 'Result rows' });
+    parts.container.append(this.table);
+    parts.filterForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.setFilters(parts.filterInput.value.trim());
+    });
+    parts.filterForm.addEventListener('reset', () => {
+      // After the form has emptied the box.
+      queueMicrotask(() => this.setFilters(''));
+    });
+    for (const size of PAGE_SIZES) {
+      parts.pageSize.append(
+        h('option', { value: String(size), selected: size === this.limit }, String(size)),
+      );
+    }
+    parts.pageSize.addEventListener('change', () => {
+      this.limit = Number(parts.pageSize.value);
+      this.offset = 0;
+      void this.load();
+    });
+  }
+
+  get current(): ResultView | undefined {
+    return this.view;
+  }
+
+  /** Shows a finished execution that has a result, from its first page. */
+  show(status: ExecutionStatus): Promise<void> {
+    this.view = { status, filters: '', sort: undefined };
+    this.offset = 0;
+    this.parts.filterInput.value = '';
+    this.parts.filterError.textContent = '';
+    this.parts.filterInput.removeAttribute('aria-invalid');
+    this.changed(this.view);
+    return this.load();
+  }
+
+  clear(): void {
+    this.view = undefined;
+    this.generation++;
+    this.table.replaceChildren();
+    this.parts.meta.textContent = '';
+    this.parts.pager.replaceChildren();
+  }
+
+  private setFilters(filters: string): void {
+    if (!this.view) return;
+    this.view = { ...this.view, filters };
+    this.offset = 0;
+    void this.load();
+  }
+
+  private setSort(column: string): void {
+    if (!this.view) return;
+    const sort = this.view.sort;
+    // Ascending, then descending, then the result's own order.
+    const next: Sort | undefined =
+      sort?.column !== column
+        ? { column, descending: false }
+        : sort.descending
+          ? undefined
+          : { column, descending: true };
+    this.view = { ...this.view, sort: next };
+    this.offset = 0;
+    void this.load(column);
+  }
+
+  /** The query string of the current filters and sort, shared with the chart and downloads. */
+  static parameters(view: ResultView): Record<string, string | undefined> {
+    return {
+      filters: view.filters || undefined,
+      sort_by: view.sort
+        ? `${filterName(view.sort.column)} ${view.sort.descending ? 'DESC' : 'ASC'}`
+        : undefined,
+      allow_partial_results: view.status.state === STATES.completedPartial ? 'true' : undefined,
+    };
+  }
+
+  private async load(focusColumn?: string, path?: string): Promise<void> {
+    const view = this.view;
+    if (!view) return;
+    const generation = ++this.generation;
+    const url =
+      path ??
+      withQuery(`/v1/execution/${encodeURIComponent(view.status.execution_id)}/results`, {
+        limit: this.limit,
+        offset: this.offset,
+        ...ResultsGrid.parameters(view),
+      });
+    this.parts.container.setAttribute('aria-busy', 'true');
+    let page: ResultsPage;
+    let arrivedAt: number;
+    try {
+      ({ value: page, arrivedAt } = await this.api().getTimed<ResultsPage>(url));
+    } catch (error) {
+      if (generation !== this.generation) return;
+      this.parts.container.removeAttribute('aria-busy');
+      this.showLoadError(error);
+      return;
+    } finally {
+      if (generation === this.generation) this.parts.container.removeAttribute('aria-busy');
+    }
+    if (generation !== this.generation) return;
+    this.parts.filterError.textContent = '';
+    this.parts.filterInput.removeAttribute('aria-invalid');
+    this.offset = pageOffset(url);
+    this.render(page, view, focusColumn);
+    // Read by the benchmark (bench/workspace-page.ts): from the answer's arrival to the grid laid out.
+    void this.table.offsetHeight;
+    performance.measure('results-rendered', { start: arrivedAt });
+    this.changed(view);
+  }
+
+  private showLoadError(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof ApiError && error.status === 400 && /^(filters|sort_by):/.test(message)) {
+      this.parts.filterError.textContent = message;
+      this.parts.filterInput.setAttribute('aria-invalid', 'true');
+      const position = errorPosition(message);
+      if (message.startsWith('filters:') && position !== undefined) {
+        this.parts.filterInput.focus();
+        this.parts.filterInput.setSelectionRange(position, this.parts.filterInput.value.length);
+      }
+      return;
+    }
+    this.parts.filterError.textContent = `The rows could not be loaded: ${message}`;
+  }
+
+  private render(page: ResultsPage, view: ResultView, focusColumn?: string): void {
+    const result = page.result;
+    if (!result) {
+      this.table.replaceChildren();
+      this.parts.meta.textContent = page.error?.message ?? `This execution has no result (${page.state}).`;
+      this.parts.pager.replaceChildren();
+      return;
+    }
+    const { column_names: names, column_types: types } = result.metadata;
+    const numeric = types.map(isNumericType);
+    const headRow = h(
+      'tr',
+      {},
+      h('th', { scope: 'col', class: 'row-number' }, h('span', { class: 'visually-hidden' }, 'Row'), '#'),
+    );
+    names.forEach((name, i) => {
+      const sorted =
+        view.sort?.column === name ? (view.sort.descending ? 'descending' : 'ascending') : undefined;
+      const button = h(
+        'button',
+        {
+          type: 'button',
+          class: 'sort',
+          'data-column': name,
+          title: `Sort by ${name}`,
+          onclick: () => this.setSort(name),
+        },
+        h('span', { class: 'column-title' }, name),
+        h('span', { class: 'column-type' }, types[i] ?? ''),
+        h(
+          'span',
+          { class: 'sort-mark', 'aria-hidden': 'true' },
+          sorted === 'ascending' ? '▲' : sorted === 'descending' ? '▼' : '',
+        ),
+      );
+      headRow.append(
+        h('th', { scope: 'col', 'aria-sort': sorted, class: numeric[i] ? 'num' : undefined }, button),
+      );
+    });
+    // An empty last column takes the room the data does not need, so that narrow results
+    // keep their columns as wide as their values rather than spread over the page.
+    const filler = () => {
+      const td = document.createElement('td');
+      td.className = 'filler';
+      td.setAttribute('aria-hidden', 'true');
+      return td;
+    };
+    headRow.append(filler());
+    // Rows as one fragment: a 1,000-row page lays out once.
+    const body = document.createElement('tbody');
+    const first = this.offset + 1;
+    result.rows.forEach((row, r) => {
+      const tr = document.createElement('tr');
+      const number = document.createElement('td');
+      number.className = 'row-number';
+      number.textContent = String(first + r);
+      tr.append(number);
+      names.forEach((name, i) => {
+        const td = document.createElement('td');
+        const value = row[name] as CellValue;
+        const text = cellText(value);
+        td.textContent = text;
+        if (value === null) td.className = 'null';
+        else if (numeric[i]) td.className = 'num';
+        if (text.length > 40) td.title = text;
+        tr.append(td);
+      });
+      tr.append(filler());
+      body.append(tr);
+    });
+    this.table.replaceChildren(h('thead', {}, headRow), body);
+    if (focusColumn) {
+      this.table
+        .querySelector<HTMLButtonElement>(`button.sort[data-column="${CSS.escape(focusColumn)}"]`)
+        ?.focus();
+    }
+    this.renderMeta(page, view);
+    this.renderPager(page);
+  }
+
+  private renderMeta(page: ResultsPage, view: ResultView): void {
+    const metadata = page.result?.metadata;
+    if (!metadata) return;
+    const whole = view.status.result_metadata?.total_row_count ?? metadata.total_row_count;
+    const rows = view.filters
+      ? `${numberFormat.format(metadata.total_row_count)} of ${plural(whole, 'row')} match`
+      : plural(whole, 'row');
+    const parts = [
+      rows,
+      `${plural(metadata.column_names.length, 'column')}`,
+      `ran in ${formatDuration(metadata.execution_time_millis)}`,
+    ];
+    if (view.status.state === STATES.completedPartial)
+      parts.push('truncated: the result was larger than the service keeps');
+    this.parts.meta.textContent = parts.join(' · ');
+  }
+
+  private renderPager(page: ResultsPage): void {
+    const total = page.result?.metadata.total_row_count ?? 0;
+    const shown = page.result?.rows.length ?? 0;
+    const from = shown === 0 ? 0 : this.offset + 1;
+    const to = this.offset + shown;
+    const lastOffset = Math.max(0, Math.floor((total - 1) / this.limit) * this.limit);
+    const go = (offset: number) => () => {
+      this.offset = offset;
+      void this.load();
+    };
+    const button = (label: string, text: string, enabled: boolean, action: () => void) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary small',
+          'aria-label': label,
+          disabled: !enabled,
+          onclick: action,
+        },
+        text,
+      );
+    const next = page.next_uri;
+    this.parts.pager.replaceChildren(
+      button('First page', '⇤', this.offset > 0, go(0)),
+      button('Previous page', '←', this.offset > 0, go(Math.max(0, this.offset - this.limit))),
+      h(
+        'span',
+        { class: 'page-position' },
+        shown === 0
+          ? 'No rows'
+          : `Rows ${numberFormat.format(from)}–${numberFormat.format(to)} of ${numberFormat.format(total)}`,
+      ),
+      // Next follows next_uri, as the API intends: it pins the execution and every parameter.
+      button('Next page', '→', next !== undefined, () => {
+        if (next) void this.load(undefined, samePath(next));
+      }),
+      button('Last page', '⇥', next !== undefined, go(lastOffset)),
+    );
+  }
+}
+
+/** next_uri is absolute (PUBLIC_BASE_URL); the page only ever calls its own origin. */
+function samePath(uri: string): string {
+  const url = new URL(uri, location.href);
+  return `${url.pathname}${url.search}`;
+}
+
+function pageOffset(path: string): number {
+  const offset = new URL(path, location.href).searchParams.get('offset');
+  return offset ? Number(offset) : 0;
+}
