@@ -51,7 +51,21 @@ interface Running extends Queued {
   session?: InterruptibleSession;
   cancelled: boolean;
   timedOut: boolean;
+  /** Interrupts again and again once the run is to stop, until it has. */
+  stopping?: NodeJS.Timeout;
   done: Promise<void>;
+}
+
+/**
+ * Stops a running execution's statement. DuckDB's interrupt stops the statement running at
+ * that moment; one that reaches the connection between two statements (a cancel just after
+ * the run began) stops nothing, and the next statement would run on. So it is repeated until
+ * the run has ended (`run` clears it).
+ */
+function stop(running: Running): void {
+  running.session?.interrupt();
+  running.stopping ??= setInterval(() => running.session?.interrupt(), 50);
+  running.stopping.unref();
 }
 
 type Listener = (execution: Execution) => void;
@@ -200,7 +214,7 @@ export class Executions {
     const running = this.running.get(id);
     if (running) {
       running.cancelled = true;
-      running.session?.interrupt();
+      stop(running);
       return true;
     }
     return false;
@@ -221,7 +235,7 @@ export class Executions {
     for (const lane of LANES) this.queues[lane].length = 0;
     for (const running of this.running.values()) {
       running.cancelled = true;
-      running.session?.interrupt();
+      stop(running);
     }
   }
 
@@ -259,6 +273,7 @@ export class Executions {
             this.logger.error({ err: error, executionId: id }, 'execution bookkeeping failed'),
           )
           .finally(() => {
+            clearInterval(running.stopping);
             this.running.delete(id);
             this.pump();
           });
@@ -283,42 +298,18 @@ export class Executions {
       // The rows and the COMPLETED record commit together, in one transaction.
       const completed = await this.database.dedicated(async (session) => {
         running.session = session;
-        if (running.cancelled) throw new Error('cancelled before it started');
-        if (running.request.lane === 'users' && timeout !== undefined) {
-          timer = setTimeout(() => {
-            running.timedOut = true;
-            session.interrupt();
-          }, timeout * 1000);
-        }
-        await session.run('BEGIN TRANSACTION');
         try {
-          const snapshot = await createSnapshot(
-            session,
-            started.id,
-            running.request.sql,
-            this.options.maxResultRows,
-          );
-          // An interrupt that came between two statements stopped nothing: check.
-          if (running.cancelled || running.timedOut) throw new Error('interrupted');
-          const [bytes] = await session.all<{ bytes: bigint }>(
-            resultBytesQuery(snapshotName(started.id), snapshot.columns),
-          );
-          const endedAt = new Date();
-          const execution: Execution = {
-            ...started,
-            state: snapshot.truncated ? STATES.completedPartial : STATES.completed,
-            endedAt,
-            expiresAt: this.expiry(endedAt),
-            columns: snapshot.columns,
-            rowCount: snapshot.rowCount,
-            resultBytes: Number(bytes?.bytes ?? 2),
-          };
-          await this.store.append(session, execution);
-          await session.run('COMMIT');
-          return execution;
-        } catch (error) {
-          await session.run('ROLLBACK').catch(() => undefined);
-          throw error;
+          if (running.cancelled) throw new Error('cancelled before it started');
+          if (running.request.lane === 'users' && timeout !== undefined) {
+            timer = setTimeout(() => {
+              running.timedOut = true;
+              stop(running);
+            }, timeout * 1000);
+          }
+          return await this.storeResult(running, started, session);
+        } finally {
+          // The connection closes when this returns: nothing may interrupt it after.
+          running.session = undefined;
         }
       });
       clearTimeout(timer);
@@ -361,6 +352,47 @@ export class Executions {
         error: { type: FAILURE_TYPES.executionFailed, message },
       });
       log.warn({ error: message }, 'execution failed');
+    }
+  }
+
+  /**
+   * Stores the run's rows and its COMPLETED record in one transaction (one commit), and
+   * returns the record; on any failure nothing of it stays.
+   */
+  private async storeResult(
+    running: Running,
+    started: Execution,
+    session: InterruptibleSession,
+  ): Promise<Execution> {
+    await session.run('BEGIN TRANSACTION');
+    try {
+      const snapshot = await createSnapshot(
+        session,
+        started.id,
+        running.request.sql,
+        this.options.maxResultRows,
+      );
+      // An interrupt that came between two statements stopped nothing: check.
+      if (running.cancelled || running.timedOut) throw new Error('interrupted');
+      const [bytes] = await session.all<{ bytes: bigint }>(
+        resultBytesQuery(snapshotName(started.id), snapshot.columns),
+      );
+      const endedAt = new Date();
+      const execution: Execution = {
+        ...started,
+        state: snapshot.truncated ? STATES.completedPartial : STATES.completed,
+        endedAt,
+        expiresAt: this.expiry(endedAt),
+        columns: snapshot.columns,
+        rowCount: snapshot.rowCount,
+        resultBytes: Number(bytes?.bytes ?? 2),
+      };
+      await this.store.append(session, execution);
+      await session.run('COMMIT');
+      return execution;
+    } catch (error) {
+      await session.run('ROLLBACK').catch(() => undefined);
+      throw error;
     }
   }
 
