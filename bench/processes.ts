@@ -11,8 +11,13 @@ export interface Child {
 }
 
 /** Runs a TypeScript file of this project in a child Node process (through tsx). */
-export function runTs(file: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+export function runTs(
+  file: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Child {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -63,14 +68,14 @@ export function peakRss(pid: number): number {
 export async function startServiceProcess(
   dataDir: string,
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<{ child: Child; url: string; stop: () => Promise<void> }> {
-  const child = runTs('src/cli/main.ts', ['serve'], {
-    PORT: '0',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    RATE_LIMITS: 'off',
-    ...env,
-  });
+  const child = runTs(
+    'src/cli/main.ts',
+    ['serve'],
+    { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMITS: 'off', ...env },
+    nodeArgs,
+  );
   const url = await waitForLine(child, /Serving on (http:\/\/\S+)/);
   return {
     child,
@@ -80,4 +85,29 @@ export async function startServiceProcess(
       await child.exited;
     },
   };
+}
+
+/**
+ * CPU seconds of a live process split by thread: the main thread (JavaScript, and the
+ * socket writes libuv does there) and every other thread (DuckDB's statements run on
+ * libuv's pool and DuckDB's own threads; V8's GC and compiler helpers are there too).
+ * Node 20 names none of its threads, so this is the finest split /proc gives.
+ */
+export function threadCpuSeconds(pid: number): { main: number; others: number } {
+  const stat = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const fields = stat.split(') ')[1]?.split(' ') ?? [];
+  const main = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  // The process's total also keeps the time of threads that have ended.
+  return { main, others: cpuSeconds(pid) - main };
+}
+
+/** Resets a live process's peak resident memory (VmHWM) to its current RSS (Linux ≥ 4.0). */
+export function resetPeakRss(pid: number): void {
+  fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** Resident memory of a live process now, from /proc (VmRSS), in bytes. */
+export function currentRss(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }

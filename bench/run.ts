@@ -6,12 +6,13 @@ import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runUploadBenchmark } from './upload.js';
+import { runWholeResultsBenchmark } from './whole-results.js';
 import { runWorkspaceBenchmark } from './workspace-page.js';
 
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, workspace).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   sandbox: () => runSandboxBenchmark(),
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
+  'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
