@@ -33,6 +33,13 @@ const SHUTDOWN_GRACE_MS = 3_000;
 const IN_MEMORY_RESULT_ROWS = 50_000;
 const ROW_CACHE_BYTES = 128 * 1024 * 1024;
 const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * A page of a large result up to this size is kept in memory (and its answer cached); a
+ * larger one is sent from the file DuckDB wrote it to, so memory does not grow with pages.
+ */
+const IN_MEMORY_PAGE_BYTES = 1024 * 1024;
+/** Large pages written ahead of the request for them (page-prefetch.ts). */
+const PAGES_AHEAD = { maxPages: 4, ttlMs: 30_000 };
 /** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
 const OPERATOR_QUERIES_AT_ONCE = 2;
 
@@ -73,7 +80,7 @@ function boundUrl(server: http.Server, host: string): string {
 }
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
-  await prepareDataDir(config.dataDir);
+  const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
   const database = await Database.open({
@@ -127,8 +134,19 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const baseUrl = () => config.publicBaseUrl ?? url;
   const results = new Results(
     executions,
-    new ResultRows(database, { inMemoryMaxRows: IN_MEMORY_RESULT_ROWS, cacheBytes: ROW_CACHE_BYTES }),
-    { maxDatapointsPerRequest: config.maxDatapointsPerRequest, baseUrl, cacheBytes: ANSWER_CACHE_BYTES },
+    new ResultRows(database, {
+      inMemoryMaxRows: IN_MEMORY_RESULT_ROWS,
+      cacheBytes: ROW_CACHE_BYTES,
+      tmpDir,
+      inMemoryPageBytes: IN_MEMORY_PAGE_BYTES,
+      prefetch: PAGES_AHEAD,
+    }),
+    {
+      maxDatapointsPerRequest: config.maxDatapointsPerRequest,
+      baseUrl,
+      cacheBytes: ANSWER_CACHE_BYTES,
+      maxCachedAnswerBytes: 2 * IN_MEMORY_PAGE_BYTES,
+    },
   );
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
@@ -172,6 +190,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idle);
       clearTimeout(timer);
+      await results.close();
       await database.close();
     })();
     return closing;

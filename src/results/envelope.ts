@@ -10,7 +10,8 @@ import type { PageRows } from './result-rows.js';
 /**
  * The execution result envelope of spec §2.2: the execution's fields, then `result` with
  * rows and metadata, and the next-page link. Absent values are left out, never null.
- * The rows arrive rendered, so the body is assembled as text.
+ * The rows arrive rendered (in memory or in a file), so the envelope is the text before
+ * and after them.
  */
 
 export interface ResultMetadata {
@@ -60,7 +61,11 @@ function timings(execution: Execution) {
 }
 
 /** Metadata of one page. */
-export function pageMetadata(execution: Execution, page: PageRows, rowsJsonBytes: number): ResultMetadata {
+export function pageMetadata(
+  execution: Execution,
+  page: Omit<PageRows, 'rows'>,
+  rowsJsonBytes: number,
+): ResultMetadata {
   const time = timings(execution);
   return {
     column_names: page.columns.map((c) => c.name),
@@ -94,18 +99,23 @@ export function wholeResultMetadata(execution: Execution): ResultMetadata {
   };
 }
 
-/** A results envelope with rows. */
+/**
+ * A results envelope with rows: the text before the page's rows, and the text after them
+ * given the rows' bytes (a page sent as DuckDB writes it is counted while it is sent).
+ */
 export function resultsEnvelope(
   execution: Execution,
   state: ExecutionState,
-  page: PageRows,
+  page: Omit<PageRows, 'rows'>,
   next: NextPage | undefined,
-): string {
-  const rowsJson = `[${page.body}]`;
-  const metadata = pageMetadata(execution, page, Buffer.byteLength(rowsJson));
-  const head = JSON.stringify(executionFields(execution, state));
+): { head: string; tail: (rowsBytes: number) => string } {
+  const fields = JSON.stringify(executionFields(execution, state));
   const link = next ? `,"next_offset":${next.offset},"next_uri":${JSON.stringify(next.uri)}` : '';
-  return `${head.slice(0, -1)}${link},"result":{"rows":${rowsJson},"metadata":${JSON.stringify(metadata)}}}`;
+  return {
+    head: `${fields.slice(0, -1)}${link},"result":{"rows":[`,
+    // `[` + the rows + `]`: result_set_bytes, the UTF-8 bytes of the page's rows as JSON.
+    tail: (rowsBytes) => `],"metadata":${JSON.stringify(pageMetadata(execution, page, rowsBytes + 2))}}}`,
+  };
 }
 
 /** An envelope without rows: not finished, failed, cancelled, expired, or refused as partial. */

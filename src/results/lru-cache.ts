@@ -10,6 +10,8 @@ export class LruCache<V> {
   constructor(
     readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
+    /** A larger value is not kept; by default a quarter of the whole. */
+    private readonly maxEntryBytes = maxBytes / 4,
   ) {}
 
   get(key: string): V | undefined {
@@ -23,7 +25,7 @@ export class LruCache<V> {
 
   set(key: string, value: V): void {
     const size = this.sizeOf(value);
-    if (size > this.maxBytes / 4) return; // One huge entry would flush everything else.
+    if (size > this.maxEntryBytes) return; // One huge entry would flush everything else.
     const old = this.entries.get(key);
     if (old) {
       this.size -= old.size;

@@ -11,12 +11,17 @@ import {
 } from '../filter-language/index.js';
 import type { Database, SqlValue } from '../storage/database.js';
 import { LruCache } from './lru-cache.js';
+import { PagePrefetch } from './page-prefetch.js';
 import type { ResultRequest } from './result-request.js';
+import { joinRowsFiles, type RowsFile, removeRows, smallIntoMemory, writeRowsFile } from './rows-file.js';
+import { RowsInParts } from './rows-in-parts.js';
 
 /**
  * The rows of a page, rendered by DuckDB as JSON objects or CSV lines. A small result
  * (most saved-query results) is read once per (columns, filters, sort) into memory, and
- * every page or sample of it is then cut in JavaScript; a large one is paged in DuckDB.
+ * every page or sample of it is then cut in JavaScript; a large one is paged in DuckDB,
+ * which writes each page into a file (rows-file.ts): a large page is sent from there and
+ * never held in memory.
  */
 
 export type ResultFormat = 'json' | 'csv';
@@ -26,24 +31,19 @@ export interface PageRows {
   columns: SnapshotColumn[];
   /** How many rows the page holds. */
   count: number;
-  /** The rows rendered and joined: JSON objects separated by `,`, or CSV lines each ending in LF. */
-  body: string;
+  /**
+   * The rows rendered and joined: JSON objects separated by `,`, or CSV lines each ending in
+   * LF; in memory, or for a large page in files the caller sends and then removes (a long
+   * range: in parts, written while the first ones are sent).
+   */
+  rows: Buffer | RowsFile | RowsInParts;
   /** Rows that match the filters (all rows without filters). */
   totalRowCount: number;
 }
 
 /** Rendered rows (JSON objects, or CSV lines without line ends) as a page's body. */
-function joinRows(rows: readonly string[], format: ResultFormat): string {
-  return format === 'json' ? rows.join(',') : rows.map((row) => `${row}\n`).join('');
-}
-
-function pageOf(
-  columns: SnapshotColumn[],
-  rows: readonly string[],
-  format: ResultFormat,
-  total: number,
-): PageRows {
-  return { columns, count: rows.length, body: joinRows(rows, format), totalRowCount: total };
+function joinRows(rows: readonly string[], format: ResultFormat): Buffer {
+  return Buffer.from(format === 'json' ? rows.join(',') : rows.map((row) => `${row}\n`).join(''));
 }
 
 export interface ResultRowsOptions {
@@ -51,6 +51,12 @@ export interface ResultRowsOptions {
   inMemoryMaxRows: number;
   /** Bytes of rendered rows held in memory at most. */
   cacheBytes: number;
+  /** Where DuckDB writes pages of large results (DATA_DIR/tmp, a folder it may write). */
+  tmpDir: string;
+  /** A page from DuckDB of at most this many bytes is kept in memory; a larger one is sent from its file. */
+  inMemoryPageBytes: number;
+  /** Large pages written ahead of their request at most at a time, and how long one waits for it. */
+  prefetch: { maxPages: number; ttlMs: number };
 }
 
 interface Plan {
@@ -115,6 +121,7 @@ export function sampleIndices(total: number, count: number): number[] {
 export class ResultRows {
   private readonly rowSets: LruCache<string[]>;
   private readonly loading = new Map<string, Promise<string[]>>();
+  private readonly ahead: PagePrefetch;
 
   constructor(
     private readonly database: Database,
@@ -123,6 +130,12 @@ export class ResultRows {
     this.rowSets = new LruCache(options.cacheBytes, (rows) =>
       rows.reduce((sum, row) => sum + row.length * 2 + 32, 64),
     );
+    this.ahead = new PagePrefetch(options.prefetch.maxPages, options.prefetch.ttlMs);
+  }
+
+  /** Removes the pages written ahead (at shutdown). */
+  close(): Promise<void> {
+    return this.ahead.clear();
   }
 
   /** What the row-set cache holds now and may hold at most, by its own size estimate. */
@@ -139,7 +152,13 @@ export class ResultRows {
     const p = plan(execution, request, format);
     if ((execution.rowCount ?? 0) <= this.options.inMemoryMaxRows) {
       const all = await this.rowSet(execution, p);
-      return pageOf(p.selected, this.cut(all, request, p.selected.length, cap), format, all.length);
+      const rows = this.cut(all, request, p.selected.length, cap);
+      return {
+        columns: p.selected,
+        count: rows.length,
+        rows: joinRows(rows, format),
+        totalRowCount: all.length,
+      };
     }
     return this.pageFromDatabase(execution, request, p, cap);
   }
@@ -185,50 +204,158 @@ export class ResultRows {
     cap: number,
   ): Promise<PageRows> {
     const table = snapshotName(execution.id);
-    return this.database.read(async (session) => {
-      let total = execution.rowCount ?? 0;
-      if (p.where) {
-        const [count] = await session.all<{ n: bigint }>(
-          `SELECT count(*) AS n FROM ${table} ${p.where}`,
-          p.params,
-        );
-        total = Number(count?.n ?? 0);
-      }
-      let sql: string;
-      let params: SqlValue[];
-      if (request.sampleCount !== undefined) {
-        const count = Math.min(request.sampleCount, total);
-        checkDatapoints(count, p.selected.length, cap, request);
-        sql = `SELECT ${p.render} AS r FROM (SELECT *, rowid AS __ordinal FROM ${table} ORDER BY random() LIMIT ?) ORDER BY ${p.order('__ordinal')}`;
-        params = [count];
-      } else {
-        const available = Math.max(0, total - request.offset);
-        const count = Math.min(request.limit ?? available, available);
-        checkDatapoints(count, p.selected.length, cap, request);
-        if (count === 0) return pageOf(p.selected, [], p.format, total);
-        if (!p.where && !request.sortBy) {
-          // A snapshot's row ids are 0, 1, … in result order, and DuckDB skips the row groups
-          // a range of them excludes: the first 32,000 of a million rows took 47 ms this way
-          // and 1.1 s through ORDER BY rowid LIMIT, which reads and sorts every row. DuckDB
-          // joins the rows too: one string costs 52 ms of CPU where 32,000 cost 90.
-          const [page] = await session.all<{ body: string }>(
-            `SELECT coalesce(string_agg(${p.format === 'json' ? `${p.render}, ','` : `${p.render} || chr(10), ''`} ORDER BY rowid), '') AS body
-               FROM ${table} WHERE rowid >= ? AND rowid < ?`,
-            [request.offset, request.offset + count],
-          );
-          return { columns: p.selected, count, body: page?.body ?? '', totalRowCount: total };
-        } else {
-          sql = `SELECT ${p.render} AS r FROM ${table} ${p.where} ORDER BY ${p.order('rowid')} LIMIT ? OFFSET ?`;
-          params = [...p.params, count, request.offset];
-        }
-      }
-      const result = await session.query(sql, params);
-      return pageOf(
-        p.selected,
-        result.rows.map((row) => row[0] as string),
-        p.format,
-        total,
+    let total = execution.rowCount ?? 0;
+    if (p.where) {
+      const [count] = await this.database.read((session) =>
+        session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} ${p.where}`, p.params),
       );
-    });
+      total = Number(count?.n ?? 0);
+    }
+    if (request.sampleCount === undefined && !p.where && !request.sortBy)
+      return this.pageByRowIds(execution, request, p, total, cap);
+    let count: number;
+    let parts: PageQuery[];
+    if (request.sampleCount !== undefined) {
+      count = Math.min(request.sampleCount, total);
+      checkDatapoints(count, p.selected.length, cap, request);
+      parts = [
+        {
+          sql: `SELECT ${p.render} AS r FROM (SELECT *, rowid AS __ordinal FROM ${table} ORDER BY random() LIMIT ?) ORDER BY ${p.order('__ordinal')}`,
+          params: [count],
+        },
+      ];
+    } else {
+      const available = Math.max(0, total - request.offset);
+      count = Math.min(request.limit ?? available, available);
+      checkDatapoints(count, p.selected.length, cap, request);
+      if (count === 0) return { columns: p.selected, count, rows: Buffer.alloc(0), totalRowCount: total };
+      parts = [
+        {
+          sql: `SELECT ${p.render} AS r FROM ${table} ${p.where} ORDER BY ${p.order('rowid')} LIMIT ? OFFSET ?`,
+          params: [...p.params, count, request.offset],
+        },
+      ];
+    }
+    const rows = await this.writeParts(parts, p.format);
+    return {
+      columns: p.selected,
+      count,
+      rows: await smallIntoMemory(rows, this.options.inMemoryPageBytes),
+      totalRowCount: total,
+    };
   }
+
+  /**
+   * An unfiltered, unsorted page: a range of the snapshot's row ids, whatever its offset. A
+   * large one is sent from its files, and the page after it is written ahead.
+   */
+  private async pageByRowIds(
+    execution: Execution,
+    request: ResultRequest,
+    p: Plan,
+    total: number,
+    cap: number,
+  ): Promise<PageRows> {
+    const available = Math.max(0, total - request.offset);
+    const count = Math.min(request.limit ?? available, available);
+    checkDatapoints(count, p.selected.length, cap, request);
+    if (count === 0) return { columns: p.selected, count, rows: Buffer.alloc(0), totalRowCount: total };
+    const table = snapshotName(execution.id);
+    const range = ([from, to]: [number, number]): PageQuery => ({
+      sql: `SELECT ${p.render} AS r FROM ${table} WHERE rowid >= ? AND rowid < ?`,
+      params: [from, to],
+    });
+    if (count > PAGE_THREADS * ROWS_PER_PART) {
+      const ranges = rowIdParts(request.offset, count);
+      const rows = new RowsInParts(
+        ranges.length,
+        (part) => this.writeParts([range(ranges[part] as [number, number])], p.format),
+        PAGE_THREADS,
+        PAGE_THREADS + 1,
+      );
+      // The first part before any byte is sent: a failure is still an answer of its own.
+      try {
+        await rows.part(0);
+      } catch (error) {
+        await rows.discard();
+        throw error;
+      }
+      return { columns: p.selected, count, rows, totalRowCount: total };
+    }
+    const write = (offset: number, rows: number) =>
+      this.writeParts(rowIdRanges(offset, rows).map(range), p.format);
+    const key = (offset: number, rows: number) => `${p.key}\u0000${offset}\u0000${rows}`;
+    const written =
+      (await this.ahead.take(key(request.offset, count))) ?? (await write(request.offset, count));
+    const rows = await smallIntoMemory(written, this.options.inMemoryPageBytes);
+    const next = request.offset + count;
+    // Pages within the datapoint cap only: the ones a client follows next_uri through, whose
+    // files the cap bounds.
+    const withinCap = count * p.selected.length <= cap;
+    if (!Buffer.isBuffer(rows) && withinCap && request.limit !== undefined && next < total) {
+      const nextCount = Math.min(request.limit, total - next);
+      this.ahead.start(key(next, nextCount), () => write(next, nextCount));
+    }
+    return { columns: p.selected, count, rows, totalRowCount: total };
+  }
+
+  /** Each part on a reader connection of its own, at the same time; then the files as one. */
+  private async writeParts(parts: readonly PageQuery[], format: ResultFormat): Promise<RowsFile> {
+    const written = await Promise.allSettled(
+      parts.map((part) =>
+        this.database.read((session) =>
+          writeRowsFile(session, part.sql, part.params, format, this.options.tmpDir),
+        ),
+      ),
+    );
+    const files = written.flatMap((w) => (w.status === 'fulfilled' ? [w.value] : []));
+    const failed = written.find((w) => w.status === 'rejected');
+    if (failed) {
+      await Promise.all(files.map(removeRows));
+      throw failed.reason;
+    }
+    return joinRowsFiles(files, format);
+  }
+}
+
+interface PageQuery {
+  sql: string;
+  params: SqlValue[];
+}
+
+/**
+ * Rows that DuckDB renders on one thread per statement: below this, a page is one statement.
+ * DuckDB scans a table with one thread per row group (122,880 rows), so a page inside one
+ * row group gets one thread however long it is; two statements over its halves, on two
+ * connections, use both cores (41,666 rows of six columns: 36 ms as one, 20 ms as two).
+ */
+const ROWS_PER_THREAD = 16_384;
+const PAGE_THREADS = 2;
+/** A longer range is written in parts of about this many rows (a row group), sent as they come. */
+const ROWS_PER_PART = 122_880;
+
+/** A long range `offset … offset + count - 1` as parts `[from, to)` of about ROWS_PER_PART rows. */
+export function rowIdParts(offset: number, count: number): [number, number][] {
+  const parts = Math.ceil(count / ROWS_PER_PART);
+  const ranges: [number, number][] = [];
+  for (let i = 0; i < parts; i++) {
+    ranges.push([offset + Math.floor((count * i) / parts), offset + Math.floor((count * (i + 1)) / parts)]);
+  }
+  return ranges;
+}
+
+/**
+ * A page of the snapshot's rows `offset … offset + count - 1` as row-id ranges `[from, to)`.
+ * A snapshot's row ids are 0, 1, … in result order, and DuckDB skips the row groups a range
+ * excludes: the first 32,000 of a million rows took 47 ms this way and 1.1 s through ORDER BY
+ * rowid LIMIT, which reads and sorts every row. Without ORDER BY, DuckDB writes a range in
+ * the table's order, on every thread it has when the range spans row groups.
+ */
+export function rowIdRanges(offset: number, count: number): [number, number][] {
+  const parts = Math.max(1, Math.min(PAGE_THREADS, Math.floor(count / ROWS_PER_THREAD)));
+  const ranges: [number, number][] = [];
+  for (let i = 0; i < parts; i++) {
+    ranges.push([offset + Math.floor((count * i) / parts), offset + Math.floor((count * (i + 1)) / parts)]);
+  }
+  return ranges;
 }

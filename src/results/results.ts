@@ -20,26 +20,45 @@ import { LruCache } from './lru-cache.js';
 import { nextUri } from './next-page.js';
 import { type ResultRequest, requestKey } from './result-request.js';
 import type { ResultFormat, ResultRows } from './result-rows.js';
+import { type RowsFile, removeRows } from './rows-file.js';
+import { RowsInParts } from './rows-in-parts.js';
 
 /**
  * Answers for the results endpoints. Every answer for a completed execution is a pure
  * function of (execution, parameters), so the bytes of each one are kept and repeated
- * requests are served from memory; a new execution simply makes new keys.
+ * requests are served from memory; a new execution simply makes new keys. A large page is
+ * not kept: its rows stay in the file DuckDB wrote, sent once and removed.
  */
 
 export interface Answer {
   status: number;
   contentType: string;
+  /** The answer's bytes; for a large page, those before its rows. */
   body: Buffer;
   headers: Record<string, string>;
   /** Rows × columns of the page (0 without rows), for the datapoints-served metric. */
   datapoints: number;
+  /**
+   * A large page's rows, in the files DuckDB wrote (or is writing), sent after `body`
+   * (streamed-answer.ts) and then removed; the bytes after them depend on how many the rows
+   * were. `headers` has the Content-Length when it is known before sending.
+   */
+  rows?: StreamedRows;
+}
+
+export interface StreamedRows {
+  rows: RowsFile | RowsInParts;
+  /** What goes between two parts' rows: `,` between JSON objects; nothing after a CSV line. */
+  separator: Buffer;
+  tail: (rowsBytes: number) => Buffer;
 }
 
 export interface ResultsOptions {
   maxDatapointsPerRequest: number;
   baseUrl: () => string;
   cacheBytes: number;
+  /** A larger answer is not kept in the answer cache. */
+  maxCachedAnswerBytes: number;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -61,7 +80,16 @@ export class Results {
     private readonly rows: ResultRows,
     private readonly options: ResultsOptions,
   ) {
-    this.answers = new LruCache(options.cacheBytes, (answer) => answer.body.length + 256);
+    this.answers = new LruCache(
+      options.cacheBytes,
+      (answer) => answer.body.length + 256,
+      options.maxCachedAnswerBytes,
+    );
+  }
+
+  /** Removes what was written ahead for requests that will not come now (at shutdown). */
+  close(): Promise<void> {
+    return this.rows.close();
   }
 
   /** What the answer cache and the row-set cache under it hold now and may hold at most. */
@@ -117,33 +145,50 @@ export class Results {
       if (cached) return cached;
     }
     const page = await this.rows.page(execution, request, format, this.options.maxDatapointsPerRequest);
-    let next: NextPage | undefined;
-    const end = request.offset + page.count;
-    if (!sampled && request.limit !== undefined && end < page.totalRowCount) {
-      next = {
-        offset: end,
-        uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
+    try {
+      let next: NextPage | undefined;
+      const end = request.offset + page.count;
+      if (!sampled && request.limit !== undefined && end < page.totalRowCount) {
+        next = {
+          offset: end,
+          uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
+        };
+      }
+      const { head, tail } =
+        format === 'json'
+          ? resultsEnvelope(execution, state, page, next)
+          : { head: `${csvHeader(page.columns)}\n`, tail: () => '' };
+      const answer: Answer = {
+        status: 200,
+        contentType: format === 'json' ? JSON_TYPE : CSV_TYPE,
+        body: Buffer.from(head),
+        headers:
+          format === 'csv' && next
+            ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri }
+            : {},
+        datapoints: page.count * page.columns.length,
       };
+      const rows = page.rows;
+      if (Buffer.isBuffer(rows)) {
+        answer.body = Buffer.concat([answer.body, rows, Buffer.from(tail(rows.length))]);
+        if (!sampled) this.answers.set(key, answer);
+        return answer;
+      }
+      answer.rows = {
+        rows,
+        separator: Buffer.from(format === 'json' ? ',' : ''),
+        tail: (bytes) => Buffer.from(tail(bytes)),
+      };
+      if (!(rows instanceof RowsInParts)) {
+        const after = Buffer.byteLength(tail(rows.bytes));
+        answer.headers['Content-Length'] = String(answer.body.length + rows.bytes + after);
+      }
+      return answer;
+    } catch (error) {
+      if (page.rows instanceof RowsInParts) await page.rows.discard();
+      else if (!Buffer.isBuffer(page.rows)) await removeRows(page.rows);
+      throw error;
     }
-    const datapoints = page.count * page.columns.length;
-    const answer: Answer =
-      format === 'json'
-        ? {
-            status: 200,
-            contentType: JSON_TYPE,
-            body: Buffer.from(resultsEnvelope(execution, state, page, next)),
-            headers: {},
-            datapoints,
-          }
-        : {
-            status: 200,
-            contentType: CSV_TYPE,
-            body: Buffer.from(`${csvHeader(page.columns)}\n${page.body}`),
-            headers: next ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri } : {},
-            datapoints,
-          };
-    if (!sampled) this.answers.set(key, answer);
-    return answer;
   }
 
   /**

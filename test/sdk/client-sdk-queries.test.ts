@@ -125,6 +125,46 @@ describe('@duneanalytics/client-sdk query calls', () => {
     expect((await alice.getLatestResult({ queryId })).execution_id).toBe(defaults.execution_id);
   });
 
+  it('reads a large result to the end: getLatestResult through next_uri, getLastResultCSV through X-Dune-Next-Uri', async () => {
+    // 120,000 rows of 4 columns: more than the service pages in memory, so every page of
+    // 50,000 rows (5 MB) is written by DuckDB into files and sent from there.
+    const rows = 120_000;
+    const queryId = await alice.query.createQuery({
+      name: 'Many rows',
+      query_sql: `SELECT i AS id, '0x' || lpad(lower(to_hex(i * 7919)), 40, '0') AS address, CAST(i AS DOUBLE) / 4 AS amount,
+        TIMESTAMP '2024-01-01' + to_seconds(i) AS at FROM range(${rows}) r(i)`,
+    });
+    const ran = await alice.runQuery({ queryId, opts: { ...POLL, batchSize: 50_000 } });
+    expect(ran.result?.rows).toHaveLength(50_000);
+    sent.length = 0;
+    const latest = await alice.getLatestResult({ queryId, opts: { batchSize: 50_000 } });
+    expect(latest.execution_id).toBe(ran.execution_id);
+    const all = latest.result?.rows ?? [];
+    expect(all.map((row) => row.id)).toEqual(Array.from({ length: rows }, (_, i) => i));
+    expect(all[rows - 1]).toEqual({
+      id: 119_999,
+      address: `0x${(119_999 * 7919).toString(16).padStart(40, '0')}`,
+      amount: 29_999.75,
+      at: '2024-01-02 09:19:59.000 UTC',
+    });
+    expect(
+      sent.filter((request) => request.path.includes(`/execution/${ran.execution_id}/results?`)),
+    ).toHaveLength(2);
+
+    sent.length = 0;
+    const csv = await alice.exec.getLastResultCSV(queryId, { limit: 50_000 });
+    expect(
+      sent.filter((request) => request.path.includes(`/execution/${ran.execution_id}/results/csv?`)),
+    ).toHaveLength(2);
+    // The client keeps the first page's header line only.
+    const [header, ...data] = csv.data.trimEnd().split('\n');
+    expect(header).toBe('id,address,amount,at');
+    expect(data.map((line) => Number(line.split(',')[0]))).toEqual(Array.from({ length: rows }, (_, i) => i));
+    expect(data[rows - 1]).toBe(
+      `119999,0x${(119_999 * 7919).toString(16).padStart(40, '0')},29999.75,2024-01-02 09:19:59.000 UTC`,
+    );
+  });
+
   it('runSql creates, runs and archives a query', async () => {
     const results = await bob.runSql({
       query_sql: 'SELECT token, max(price) AS top FROM alice.dataset_prices GROUP BY token ORDER BY token',

@@ -154,6 +154,37 @@ print(json.dumps(out))
     });
   });
 
+  it('reads a large result to the end through next_uri, as rows and as CSV', async () => {
+    // 120,000 rows: pages of 50,000 (5 MB) are written by DuckDB into files and sent from there.
+    const out = await runPython<Record<string, unknown>>(
+      service,
+      `
+out = {}
+q = alice.create_query("Many rows", "SELECT i AS id, '0x' || lpad(lower(to_hex(i * 7919)), 40, '0') AS address, CAST(i AS DOUBLE) / 4 AS amount, TIMESTAMP '2024-01-01' + to_seconds(i) AS at FROM range(120000) r(i)")
+ran = alice.run_query(QueryBase(q.base.query_id), ping_frequency=POLL, batch_size=50000)
+rows = alice.get_latest_result(q.base.query_id, batch_size=50000).get_rows()
+out["count"] = len(rows)
+out["in_order"] = all(row["id"] == i for i, row in enumerate(rows))
+out["last"] = rows[-1]
+csv = alice.download_csv(q.base.query_id, batch_size=50000).data.read().decode()
+lines = [line for line in csv.split("\\n") if line and line != "id,address,amount,at"]
+out["csv_count"] = len(lines)
+out["csv_in_order"] = all(line.split(",")[0] == str(i) for i, line in enumerate(lines))
+out["csv_last"] = lines[-1]
+print(json.dumps(out))
+`,
+    );
+    const address = `0x${(119_999 * 7919).toString(16).padStart(40, '0')}`;
+    expect(out).toEqual({
+      count: 120_000,
+      in_order: true,
+      last: { id: 119_999, address, amount: 29_999.75, at: '2024-01-02 09:19:59.000 UTC' },
+      csv_count: 120_000,
+      csv_in_order: true,
+      csv_last: `119999,${address},29999.75,2024-01-02 09:19:59.000 UTC`,
+    });
+  });
+
   it('runs ad-hoc SQL, and reports a failed one with DuckDB’s message', async () => {
     const out = await runPython<Record<string, unknown>>(
       service,

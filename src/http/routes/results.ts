@@ -5,6 +5,7 @@ import { LruCache } from '../../results/lru-cache.js';
 import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../../results/result-request.js';
 import type { ResultFormat } from '../../results/result-rows.js';
 import type { Answer } from '../../results/results.js';
+import { sendRowsFile } from '../../results/streamed-answer.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
@@ -64,10 +65,11 @@ function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
   };
 }
 
-/** Writes a prepared answer: one writeHead, one write of the ready bytes. */
+/** Writes a prepared answer: one writeHead, one write of the ready bytes (a large page: streamed). */
 export function send(res: Response, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
   res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
-  res.end(answer.body);
+  if (answer.rows) void sendRowsFile(res, answer);
+  else res.end(answer.body);
   metrics.datapointsServed(format, answer.datapoints);
 }
 

@@ -1,0 +1,61 @@
+import { type RowsFile, removeRows } from './rows-file.js';
+
+/**
+ * Large pages written ahead. A client reading a whole result follows `next_uri` page after
+ * page, each asked for only once the previous one has arrived (and been parsed): DuckDB would
+ * sit idle while a page travels and the client reads it, and the client while DuckDB writes
+ * the next. So once a large page is written, the next one (same execution, columns, format
+ * and size, the offset after it) is written too, and the request for it takes the files.
+ *
+ * Bounded: at most `maxPages` pages are ahead at a time, and a page nobody asks for within
+ * `ttlMs` is removed. A page written ahead in vain costs one page's rendering.
+ */
+
+interface Ahead {
+  /** Undefined when writing it failed: the request then writes the page itself. */
+  rows: Promise<RowsFile | undefined>;
+  timer: NodeJS.Timeout;
+}
+
+export class PagePrefetch {
+  private readonly pages = new Map<string, Ahead>();
+
+  constructor(
+    private readonly maxPages: number,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** The page written ahead under `key`, if there is one: from now on it is the caller's. */
+  take(key: string): Promise<RowsFile | undefined> | undefined {
+    const ahead = this.pages.get(key);
+    if (!ahead) return undefined;
+    this.pages.delete(key);
+    clearTimeout(ahead.timer);
+    return ahead.rows;
+  }
+
+  /** Starts writing a page ahead, unless it is already or too many are. */
+  start(key: string, write: () => Promise<RowsFile>): void {
+    if (this.pages.has(key) || this.pages.size >= this.maxPages) return;
+    const rows = write().catch(() => undefined);
+    const timer = setTimeout(() => this.drop(key), this.ttlMs);
+    timer.unref();
+    this.pages.set(key, { rows, timer });
+  }
+
+  /** How many pages are ahead now. */
+  get size(): number {
+    return this.pages.size;
+  }
+
+  /** Removes every page ahead (at shutdown), once its writing has ended. */
+  async clear(): Promise<void> {
+    await Promise.all([...this.pages.keys()].map((key) => this.drop(key)));
+  }
+
+  private async drop(key: string): Promise<void> {
+    const ahead = this.take(key);
+    const rows = await ahead;
+    if (rows) await removeRows(rows);
+  }
+}

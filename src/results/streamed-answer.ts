@@ -1,0 +1,121 @@
+import fs from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import type { Answer, StreamedRows } from './results.js';
+import { type RowsFile, removeRows } from './rows-file.js';
+import { RowsInParts } from './rows-in-parts.js';
+
+/**
+ * Sends a large page: the bytes before its rows, the rows from the files DuckDB wrote (part
+ * after part, as they are written, for a long range), the bytes after them; and removes each
+ * file once sent, or when the client goes away.
+ *
+ * The files are read into two buffers kept for the whole answer, one filling while the
+ * other is written to the socket. Measured (bench/whole-results.ts): reading with
+ * `fs.createReadStream` allocated a new buffer per read, and the garbage collector then
+ * took 30% of the main thread's time (700 ms over 550 MB of pages).
+ */
+
+/** Reads of 1 MiB: a 100 MB CSV goes out in 100 writes instead of 1,600 of 64 KiB. */
+const READ_BYTES = 1 << 20;
+
+/** Writes `chunk`, resolving once the socket has taken it (so its buffer may be reused). */
+function write(out: Writable, chunk: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    out.write(chunk, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+class FileSender {
+  private readonly buffers = [Buffer.allocUnsafeSlow(READ_BYTES), Buffer.allocUnsafeSlow(READ_BYTES)];
+  private writing: Promise<void> = Promise.resolve();
+  private turn = 0;
+
+  constructor(private readonly out: Writable) {}
+
+  /** Queues `chunk` after what is being written; a failed write fails the next send or flushed(). */
+  async send(chunk: Buffer): Promise<void> {
+    await this.writing;
+    if (this.out.destroyed) throw new Error('the client went away');
+    this.writing = write(this.out, chunk);
+    // Handled here so that it is not reported as unhandled while the next file read runs.
+    this.writing.catch(() => undefined);
+  }
+
+  /** The first `rows.bytes` bytes of the files, in order. */
+  async sendFiles(rows: RowsFile): Promise<void> {
+    let left = rows.bytes;
+    for (const file of rows.files) {
+      if (left <= 0) break;
+      const end = Math.min(file.size, left);
+      left -= end;
+      const handle = await fs.open(file.path, 'r');
+      try {
+        for (let position = 0; position < end; ) {
+          // This buffer's previous write ended before the `await this.writing` in send().
+          const buffer = this.buffers[this.turn++ % 2] as Buffer;
+          const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_BYTES, end - position), position);
+          if (bytesRead === 0) throw new Error(`${file.path} ended before its ${end} bytes`);
+          position += bytesRead;
+          await this.send(buffer.subarray(0, bytesRead));
+        }
+      } finally {
+        await handle.close();
+      }
+    }
+  }
+
+  async flushed(): Promise<void> {
+    await this.writing;
+  }
+}
+
+/** Sends every part in order, each once written; the rows' bytes. */
+async function sendParts(sender: FileSender, parts: RowsInParts, separator: Buffer): Promise<number> {
+  let bytes = 0;
+  for (let i = 0; i < parts.count; i++) {
+    const part = await parts.part(i);
+    try {
+      if (bytes > 0 && part.bytes > 0 && separator.length > 0) {
+        await sender.send(separator);
+        bytes += separator.length;
+      }
+      await sender.sendFiles(part);
+      bytes += part.bytes;
+      // The socket may still hold the last buffer, not the file: it can go.
+    } finally {
+      await removeRows(part);
+    }
+  }
+  return bytes;
+}
+
+async function sendRows(out: Writable, answer: Answer, streamed: StreamedRows): Promise<void> {
+  const sender = new FileSender(out);
+  await sender.send(answer.body);
+  let bytes: number;
+  if (streamed.rows instanceof RowsInParts) {
+    bytes = await sendParts(sender, streamed.rows, streamed.separator);
+  } else {
+    await sender.sendFiles(streamed.rows);
+    bytes = streamed.rows.bytes;
+  }
+  await sender.flushed();
+  await new Promise<void>((resolve) => out.end(streamed.tail(bytes), resolve));
+}
+
+/** Never rejects: a client that goes away mid-page gets its connection closed. */
+export async function sendRowsFile(out: Writable, answer: Answer): Promise<void> {
+  const streamed = answer.rows;
+  if (!streamed) {
+    out.end(answer.body);
+    return;
+  }
+  try {
+    await sendRows(out, answer, streamed);
+  } catch {
+    out.destroy();
+  } finally {
+    if (streamed.rows instanceof RowsInParts) await streamed.rows.discard();
+    else await removeRows(streamed.rows);
+  }
+}
