@@ -7,12 +7,15 @@ import { Database } from '../src/storage/database.js';
 import { migrate } from '../src/storage/service-schema.js';
 import { type BenchRow, median } from './bench-table.js';
 import {
+  type Child,
   cpuSeconds,
   currentRss,
   peakRss,
   resetPeakRss,
+  runTs,
   startServiceProcess,
   threadCpuSeconds,
+  waitForLine,
 } from './processes.js';
 
 /**
@@ -29,6 +32,9 @@ import {
  * Beside each wall time, CPU time: the service's main thread (JavaScript) and its other
  * threads (DuckDB), from /proc, against this process's for DuckDB's COPY.
  *
+ * For scale, the floor of the transfer itself: bare node:http answering the same number of
+ * bytes from memory (bench/servers/fixed-response.ts), to the same client, in the same run.
+ *
  * `BENCH_CPU_PROF_DIR=dir` starts the service with `--cpu-prof` into that folder (read the
  * profile with `npx tsx bench/cpu-profile.ts dir/*.cpuprofile`).
  */
@@ -40,6 +46,8 @@ const MAX_DATAPOINTS = 250_000;
 const COLUMNS = 6;
 /** The largest page the datapoint cap allows for six columns. */
 const PAGE_ROWS = Math.floor(MAX_DATAPOINTS / COLUMNS);
+/** A page size no request of the page walk uses, so that no such page has been written ahead. */
+const COLD_PAGE_ROWS = PAGE_ROWS - 1;
 
 /**
  * Six columns of the kinds users' results have: a bigint, a double, a varchar, a timestamp,
@@ -133,6 +141,8 @@ interface Measured {
   pages?: number[];
   /** The service's peak RSS during the fetch, and its RSS before, in bytes. */
   rss?: { before: number; peak: number };
+  /** CPU milliseconds of this process (the client) meanwhile: it shares the cores. */
+  clientCpu?: number;
 }
 
 /** Measures `work` with the service's CPU by thread and its peak RSS. */
@@ -140,12 +150,15 @@ async function onService(pid: number, work: () => Promise<Omit<Measured, 'cpu' |
   resetPeakRss(pid);
   const before = currentRss(pid);
   const cpu = threadCpuSeconds(pid);
+  const client = process.cpuUsage();
   const measured = await work();
+  const clientUsed = process.cpuUsage(client);
   const after = threadCpuSeconds(pid);
   return {
     ...measured,
     cpu: { main: (after.main - cpu.main) * 1000, others: (after.others - cpu.others) * 1000 },
     rss: { before, peak: peakRss(pid) },
+    clientCpu: (clientUsed.user + clientUsed.system) / 1000,
   };
 }
 
@@ -192,23 +205,46 @@ async function csvLines(base: string, id: string): Promise<number> {
   return lines;
 }
 
-/** DuckDB's own COPY of the same rows to a file, CPU of this whole process. */
+/** DuckDB's own COPY of the same rows (or of a range of them) to a file, CPU of this whole process. */
 async function copyTo(
   connection: Awaited<ReturnType<DuckDBInstance['connect']>>,
   format: 'json' | 'csv',
   dir: string,
+  range?: [number, number],
 ) {
   const file = path.join(dir, `copy.${format}`);
+  const source = range
+    ? `(SELECT * FROM result WHERE rowid >= ${range[0]} AND rowid < ${range[1]})`
+    : 'result';
   const cpu = process.cpuUsage();
   const started = performance.now();
   await connection.run(
-    `COPY result TO '${file}' (FORMAT ${format}${format === 'csv' ? ', HEADER true' : ''})`,
+    `COPY ${source} TO '${file}' (FORMAT ${format}${format === 'csv' ? ', HEADER true' : ''})`,
   );
   const ms = performance.now() - started;
   const used = process.cpuUsage(cpu);
   const bytes = fs.statSync(file).size;
   fs.rmSync(file);
   return { ms, bytes, cpu: { main: (used.user + used.system) / 1000, others: 0 } };
+}
+
+/** A bare node:http server answering `bytes` bytes from memory to every request. */
+async function floorServer(dir: string, name: string, bytes: number): Promise<{ child: Child; url: string }> {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, Buffer.alloc(bytes, 'x'));
+  const child = runTs('bench/servers/fixed-response.ts', ['http', file, 'application/octet-stream']);
+  const port = await waitForLine(child, /listening on (\d+)/);
+  return { child, url: `http://127.0.0.1:${port}/` };
+}
+
+/** `count` answers of the floor server, one after the other, as the pages are read. */
+async function floorFetch(url: string, count: number): Promise<number> {
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const answer = await get(url);
+    if (answer.status !== 200) throw new Error(`floor server: ${answer.status}`);
+  }
+  return performance.now() - started;
 }
 
 const MB = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
@@ -253,6 +289,11 @@ export async function runWholeResultsBenchmark(
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );
+    /** Single pages not written ahead (a limit no page before asked for), at three offsets. */
+    const coldOffsets = [0, Math.floor(ROWS / 2), ROWS - COLD_PAGE_ROWS];
+    const cold = coldOffsets.map(() => ({ ours: [] as number[], duck: [] as number[] }));
+    const floors = { json: [] as number[], csv: [] as number[] };
+    let floor: { json: { child: Child; url: string }; csv: { child: Child; url: string } } | undefined;
     for (let round = 0; round < ROUNDS; round++) {
       // A new execution each round: the service's answer caches start cold, as for a reader of a new result.
       const id = await execute(service.url);
@@ -260,31 +301,55 @@ export async function runWholeResultsBenchmark(
         const lines = await csvLines(service.url, id);
         if (lines !== ROWS + 1) throw new Error(`the CSV held ${lines} lines, not ${ROWS + 1}`);
       }
+      // Odd rounds measure DuckDB first: neither side always runs on a machine just warmed by the other.
+      const duckFirst = round % 2 === 1;
+      const duckJsonBefore = duckFirst ? await copyTo(direct, 'json', dir) : undefined;
       const json = await onService(pid, () => jsonPages(service.url, id));
-      const duckJson = await copyTo(direct, 'json', dir);
+      const duckJson = duckJsonBefore ?? (await copyTo(direct, 'json', dir));
+      const duckCsvBefore = duckFirst ? await copyTo(direct, 'csv', dir) : undefined;
       const csv = await onService(pid, () => oneCsv(service.url, id));
-      const duckCsv = await copyTo(direct, 'csv', dir);
+      const duckCsv = duckCsvBefore ?? (await copyTo(direct, 'csv', dir));
       runs.json.push(json);
       runs.duckJson.push(duckJson);
       runs.csv.push(csv);
       runs.duckCsv.push(duckCsv);
+      floor ??= {
+        json: await floorServer(dir, 'floor.json', Math.round(json.bytes / (json.pages?.length ?? 1))),
+        csv: await floorServer(dir, 'floor.csv', csv.bytes),
+      };
+      floors.json.push(await floorFetch(floor.json.url, json.pages?.length ?? 1));
+      floors.csv.push(await floorFetch(floor.csv.url, 1));
+      for (const [i, offset] of coldOffsets.entries()) {
+        const page = await get(
+          `${service.url}/api/v1/execution/${id}/results?limit=${COLD_PAGE_ROWS}&offset=${offset}`,
+        );
+        if (page.status !== 200) throw new Error(`cold page: ${page.status} ${page.head.slice(0, 300)}`);
+        cold[i]?.ours.push(page.ms);
+        cold[i]?.duck.push((await copyTo(direct, 'json', dir, [offset, offset + COLD_PAGE_ROWS])).ms);
+      }
       const pages = json.pages ?? [];
       log(
         `round ${round + 1}: JSON ${pages.length} pages ${json.ms.toFixed(0)} ms (${MB(json.bytes)}; CPU main ${json.cpu.main.toFixed(0)} + others ${json.cpu.others.toFixed(0)}) ` +
-          `vs COPY ${duckJson.ms.toFixed(0)} ms (${MB(duckJson.bytes)}; CPU ${duckJson.cpu.main.toFixed(0)}); ` +
+          `vs COPY ${duckJson.ms.toFixed(0)} ms (${MB(duckJson.bytes)}; CPU ${duckJson.cpu.main.toFixed(0)}): ${(json.ms / duckJson.ms).toFixed(2)}×; client CPU ${json.clientCpu?.toFixed(0)} ms; ` +
           `pages first ${pages[0]?.toFixed(0)}, middle ${pages[Math.floor(pages.length / 2)]?.toFixed(0)}, last ${pages.at(-1)?.toFixed(0)} ms; ` +
           `CSV ${csv.ms.toFixed(0)} ms (${MB(csv.bytes)}; CPU main ${csv.cpu.main.toFixed(0)} + others ${csv.cpu.others.toFixed(0)}) ` +
-          `vs COPY ${duckCsv.ms.toFixed(0)} ms (${MB(duckCsv.bytes)}; CPU ${duckCsv.cpu.main.toFixed(0)}); ` +
-          `RSS peak +${MB((json.rss?.peak ?? 0) - (json.rss?.before ?? 0))} (JSON), +${MB((csv.rss?.peak ?? 0) - (csv.rss?.before ?? 0))} (CSV)`,
+          `vs COPY ${duckCsv.ms.toFixed(0)} ms (${MB(duckCsv.bytes)}; CPU ${duckCsv.cpu.main.toFixed(0)}): ${(csv.ms / duckCsv.ms).toFixed(2)}×; ` +
+          `RSS peak +${MB((json.rss?.peak ?? 0) - (json.rss?.before ?? 0))} (JSON), +${MB((csv.rss?.peak ?? 0) - (csv.rss?.before ?? 0))} (CSV); ` +
+          `HTTP floor ${floors.json.at(-1)?.toFixed(0)} ms (JSON pages), ${floors.csv.at(-1)?.toFixed(0)} ms (CSV); ` +
+          `load ${os.loadavg()[0]?.toFixed(2)}`,
       );
     }
     const load = os.loadavg()[0]?.toFixed(2);
-    const cpuNote = (ours: Measured[], duck: Measured[]) =>
-      `CPU ${median(ours.map((r) => r.cpu.main)).toFixed(0)} ms main thread + ${median(ours.map((r) => r.cpu.others)).toFixed(0)} ms other threads vs ${median(duck.map((r) => r.cpu.main)).toFixed(0)} ms`;
+    const cpuTotal = (r: Measured) => r.cpu.main + r.cpu.others;
+    const summary = (ours: Measured[], duck: Measured[]) =>
+      `runs ${list(ours.map((r) => r.ms))} vs ${list(duck.map((r) => r.ms))} (${ours.map((r, i) => `${(r.ms / (duck[i]?.ms ?? 1)).toFixed(2)}×`).join(', ')}); ` +
+      `${MB(ours[0]?.bytes ?? 0)} vs ${MB(duck[0]?.bytes ?? 0)}; ` +
+      `CPU ${median(ours.map((r) => r.cpu.main)).toFixed(0)} ms main thread + ${median(ours.map((r) => r.cpu.others)).toFixed(0)} ms other threads vs ${median(duck.map(cpuTotal)).toFixed(0)} ms ` +
+      `(${(median(ours.map(cpuTotal)) / median(duck.map(cpuTotal))).toFixed(2)}×), the client ${median(ours.map((r) => r.clientCpu ?? 0)).toFixed(0)} ms`;
     const jsonMs = median(runs.json.map((r) => r.ms));
     const duckJsonMs = median(runs.duckJson.map((r) => r.ms));
     const pageCount = runs.json[0]?.pages?.length ?? 0;
-    const pageAt = (index: number) => median(runs.json.map((r) => r.pages?.[index] ?? 0));
+    const pageAt = (index: number) => median(runs.json.map((r) => r.pages?.[index] ?? 0)).toFixed(0);
     rows.push({
       benchmark: 'whole results',
       case: `JSON pages via next_uri, ${pageCount} of ${PAGE_ROWS.toLocaleString('en-US')} rows (${ROWS.toLocaleString('en-US')} rows × ${COLUMNS} columns)`,
@@ -294,9 +359,9 @@ export async function runWholeResultsBenchmark(
       ratio: jsonMs / duckJsonMs,
       target: '≤ 2×',
       note:
-        `runs ${list(runs.json.map((r) => r.ms))} vs ${list(runs.duckJson.map((r) => r.ms))}; ${MB(runs.json[0]?.bytes ?? 0)} vs ${MB(runs.duckJson[0]?.bytes ?? 0)}; ` +
-        `pages first ${pageAt(0).toFixed(0)}, middle ${pageAt(Math.floor(pageCount / 2)).toFixed(0)}, last ${pageAt(pageCount - 1).toFixed(0)} ms; ` +
-        `${cpuNote(runs.json, runs.duckJson)}; load ${load}`,
+        `${summary(runs.json, runs.duckJson)}; pages first ${pageAt(0)}, middle ${pageAt(Math.floor(pageCount / 2))}, ` +
+        `last full ${pageAt(pageCount - 2)} ms, the final ${ROWS - (pageCount - 1) * PAGE_ROWS} rows ${pageAt(pageCount - 1)} ms; ` +
+        `the same bytes from memory by bare node:http ${median(floors.json).toFixed(0)} ms; load ${load}`,
     });
     const csvMs = median(runs.csv.map((r) => r.ms));
     const duckCsvMs = median(runs.duckCsv.map((r) => r.ms));
@@ -308,7 +373,22 @@ export async function runWholeResultsBenchmark(
       baseline: { name: 'DuckDB COPY TO csv', value: duckCsvMs },
       ratio: csvMs / duckCsvMs,
       target: '≤ 1.5×',
-      note: `runs ${list(runs.csv.map((r) => r.ms))} vs ${list(runs.duckCsv.map((r) => r.ms))}; ${MB(runs.csv[0]?.bytes ?? 0)} vs ${MB(runs.duckCsv[0]?.bytes ?? 0)}; ${cpuNote(runs.csv, runs.duckCsv)}; load ${load}`,
+      note: `${summary(runs.csv, runs.duckCsv)}; the same bytes from memory by bare node:http ${median(floors.csv).toFixed(0)} ms; load ${load}`,
+    });
+    const coldMs = cold.map((c) => median(c.ours));
+    const coldDuck = cold.map((c) => median(c.duck));
+    rows.push({
+      benchmark: 'whole results',
+      case: `one page of ${COLD_PAGE_ROWS.toLocaleString('en-US')} rows not written ahead, at offset 0 / ${coldOffsets
+        .slice(1)
+        .map((o) => o.toLocaleString('en-US'))
+        .join(' / ')}`,
+      value: coldMs[0] ?? 0,
+      unit: 'ms',
+      baseline: { name: 'DuckDB COPY of the rows to json', value: coldDuck[0] ?? 0 },
+      ratio: (coldMs[0] ?? 0) / (coldDuck[0] ?? 1),
+      target: 'independent of the offset',
+      note: `service ${list(coldMs)} ms, DuckDB ${list(coldDuck, 1)} ms, by offset`,
     });
     const growth = (r: Measured) => (r.rss ? r.rss.peak - r.rss.before : 0);
     const all = [...runs.json, ...runs.csv];
@@ -317,8 +397,12 @@ export async function runWholeResultsBenchmark(
       case: 'server peak RSS while serving a whole result, above its RSS before',
       value: Math.max(...all.map(growth)) / 1e6,
       unit: 'MB',
-      note: `JSON pages ${list(runs.json.map((r) => growth(r) / 1e6))} MB, CSV ${list(runs.csv.map((r) => growth(r) / 1e6))} MB; RSS before ${MB(runs.json[0]?.rss?.before ?? 0)}; service CPU in all ${(cpuSeconds(pid)).toFixed(1)} s`,
+      note: `JSON pages ${list(runs.json.map((r) => growth(r) / 1e6))} MB, CSV ${list(runs.csv.map((r) => growth(r) / 1e6))} MB; RSS before ${MB(runs.json[0]?.rss?.before ?? 0)}; service CPU in all ${cpuSeconds(pid).toFixed(1)} s`,
     });
+    for (const server of floor ? [floor.json, floor.csv] : []) {
+      server.child.process.kill('SIGTERM');
+      await server.child.exited;
+    }
   } finally {
     agent.destroy();
     direct.closeSync();

@@ -39,7 +39,7 @@ const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
  */
 const IN_MEMORY_PAGE_BYTES = 1024 * 1024;
 /** Large pages written ahead of the request for them (page-prefetch.ts). */
-const PAGES_AHEAD = { maxPages: 4, ttlMs: 30_000 };
+const PAGES_AHEAD = { maxPages: 8, ttlMs: 30_000 };
 /** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
 const OPERATOR_QUERIES_AT_ONCE = 2;
 

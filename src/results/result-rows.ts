@@ -282,20 +282,33 @@ export class ResultRows {
       }
       return { columns: p.selected, count, rows, totalRowCount: total };
     }
-    const write = (offset: number, rows: number) =>
-      this.writeParts(rowIdRanges(offset, rows).map(range), p.format);
+    /** A page in one statement, or (asked for now, nothing written ahead) in two at once. */
+    const write = (offset: number, rows: number, split: boolean) => {
+      const ranges: [number, number][] = split ? rowIdRanges(offset, rows) : [[offset, offset + rows]];
+      return this.writeParts(ranges.map(range), p.format);
+    };
     const key = (offset: number, rows: number) => `${p.key}\u0000${offset}\u0000${rows}`;
-    const written =
-      (await this.ahead.take(key(request.offset, count))) ?? (await write(request.offset, count));
+    /**
+     * The next PAGES_AHEAD pages, each in one statement, at the same time: DuckDB goes on
+     * writing while this page travels and the client reads it. Pages within the datapoint cap
+     * only: the ones a client follows next_uri through, whose files the cap bounds.
+     */
+    const writeAhead = () => {
+      if (request.limit === undefined || count * p.selected.length > cap) return;
+      let offset = request.offset + count;
+      for (let page = 0; page < PAGES_AHEAD && offset < total; page++) {
+        const from = offset;
+        const rows = Math.min(request.limit, total - from);
+        this.ahead.start(key(from, rows), () => write(from, rows, false));
+        offset += rows;
+      }
+    };
+    const ahead = this.ahead.take(key(request.offset, count));
+    // A page written ahead was a large page's successor: so are the next ones, most likely.
+    if (ahead) writeAhead();
+    const written = (await ahead) ?? (await write(request.offset, count, true));
     const rows = await smallIntoMemory(written, this.options.inMemoryPageBytes);
-    const next = request.offset + count;
-    // Pages within the datapoint cap only: the ones a client follows next_uri through, whose
-    // files the cap bounds.
-    const withinCap = count * p.selected.length <= cap;
-    if (!Buffer.isBuffer(rows) && withinCap && request.limit !== undefined && next < total) {
-      const nextCount = Math.min(request.limit, total - next);
-      this.ahead.start(key(next, nextCount), () => write(next, nextCount));
-    }
+    if (!ahead && !Buffer.isBuffer(rows)) writeAhead();
     return { columns: p.selected, count, rows, totalRowCount: total };
   }
 
@@ -331,6 +344,12 @@ interface PageQuery {
  */
 const ROWS_PER_THREAD = 16_384;
 const PAGE_THREADS = 2;
+/**
+ * Pages written ahead of a client following next_uri, each in one statement, all at once:
+ * measured on 24 pages of 41,666 rows (six columns), two pages at once took 550–600 ms
+ * and 890–990 ms of CPU, each page in two halves at once 670–730 ms and 1,070–1,160 ms.
+ */
+const PAGES_AHEAD = 2;
 /** A longer range is written in parts of about this many rows (a row group), sent as they come. */
 const ROWS_PER_PART = 122_880;
 
