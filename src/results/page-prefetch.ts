@@ -4,8 +4,9 @@ import { type RowsFile, removeRows } from './rows-file.js';
  * Large pages written ahead. A client reading a whole result follows `next_uri` page after
  * page, each asked for only once the previous one has arrived (and been parsed): DuckDB would
  * sit idle while a page travels and the client reads it, and the client while DuckDB writes
- * the next. So once a large page is written, the next one (same execution, columns, format
- * and size, the offset after it) is written too, and the request for it takes the files.
+ * the next. So once a large page is written, the next ones (same execution, columns, format
+ * and size, the offsets after it) are written too (result-rows.ts decides which), and the
+ * request for one takes its files.
  *
  * Bounded: at most `maxPages` pages are ahead at a time, and a page nobody asks for within
  * `ttlMs` is removed. A page written ahead in vain costs one page's rendering.

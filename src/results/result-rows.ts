@@ -340,7 +340,8 @@ interface PageQuery {
  * Rows that DuckDB renders on one thread per statement: below this, a page is one statement.
  * DuckDB scans a table with one thread per row group (122,880 rows), so a page inside one
  * row group gets one thread however long it is; two statements over its halves, on two
- * connections, use both cores (41,666 rows of six columns: 36 ms as one, 20 ms as two).
+ * connections, use both cores (41,666 rows of six columns, load average 3: 37 ms as one,
+ * 31 ms as two, at best 33 and 19).
  */
 const ROWS_PER_THREAD = 16_384;
 const PAGE_THREADS = 2;
