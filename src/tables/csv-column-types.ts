@@ -87,13 +87,20 @@ const fractionDigits = (x: string) =>
 const integerDigits = (x: string) => `strlen(ltrim(split_part(ltrim(${x}, '-'), '.', 1), '0'))`;
 
 interface Rule {
-  /** The cast behind the rule, computed once per value; absent for rules on the text alone. */
-  cast?: (x: string) => string;
+  /** Text `x` as a value of the type, NULL when it is none. */
+  cast: (x: string) => string;
   /**
    * Whether text `x` is exactly the value `t` of the type, given that `t` is not NULL (a
    * NULL `t` fails the rule by itself: the stored value is then NULL, a misfit).
    */
   check: (x: string, t: string) => string;
+  /**
+   * Whether `check` needs the value: then the cast is computed once in a projection below;
+   * otherwise the cast runs only for text that passed the check (fewer vectors in flight:
+   * measured, checks of seven columns cost 0.63 s per 195 MB with a cast projection below
+   * each, against ~0.35 s as the sum of the checks alone).
+   */
+  usesValue?: boolean;
 }
 
 const castTo = (type: string) => (x: string) => `TRY_CAST(${x} AS ${type})`;
@@ -115,6 +122,7 @@ const RULES: Record<Exclude<Kind, 'VARCHAR' | 'NULL' | 'DECIMAL' | 'BOOLEAN'>, R
   BIGNUM: { cast: bignumCast, check: (x) => matches(x, INTEGER) },
   DOUBLE: {
     cast: castTo('DOUBLE'),
+    usesValue: true,
     // Up to 15 characters a number's text has at most 15 significant digits, which a double
     // in its normal range always gives back; past that, the text must be the shortest print
     // of the value (DuckDB's own print first: formatting costs ~190 ns a value, measured, the
@@ -126,18 +134,20 @@ const RULES: Record<Exclude<Kind, 'VARCHAR' | 'NULL' | 'DECIMAL' | 'BOOLEAN'>, R
             WHEN ${matches(x, NUMBER)} THEN ${digitsOf(x)} = ${digitsOf(`CAST(${t} AS VARCHAR)`)}
             ELSE false END`,
   },
-  // DuckDB prints a date as YYYY-MM-DD (year 0 as 0001-01-01 (BC)): its own print or no date.
-  DATE: { cast: castTo('DATE'), check: (x, t) => `CAST(${t} AS VARCHAR) = ${x}` },
+  // Text of this shape that is no date (2024-02-30) casts to NULL: a misfit.
+  DATE: { cast: castTo('DATE'), check: (x) => matches(x, DAY) },
   TIMESTAMP: { cast: castTo('TIMESTAMP'), check: (x) => matches(x, TIMESTAMP) },
   TIMESTAMPTZ: { cast: castTo('TIMESTAMPTZ'), check: (x) => matches(x, TIMESTAMPTZ) },
 };
 
-/** `check` as a condition on its own: the cast succeeded and the text is its value's. */
+/**
+ * `check` as a condition on its own: the cast succeeded and the text is its value's. A cast
+ * that fails is slow, so a check on the text alone goes first.
+ */
 const fits = (kind: keyof typeof RULES, x: string, t: string) =>
-  `${t} IS NOT NULL AND coalesce(${RULES[kind].check(x, t)}, false)`;
-
-/** The text of the temporal types, loosely: the inference casts only such text. */
-const SHAPES = { DATE: DAY, TIMESTAMP, TIMESTAMPTZ };
+  RULES[kind].usesValue
+    ? `${t} IS NOT NULL AND coalesce(${RULES[kind].check(x, t)}, false)`
+    : `${RULES[kind].check(x, t)} AND ${t} IS NOT NULL`;
 
 /** In order of preference: a column gets the first type all its values fit. */
 const TYPE_ORDER = [
@@ -180,7 +190,7 @@ export function fitsMask(
         ELSE ${bit('BIGNUM')} END`;
   const decimalBit = `CASE WHEN ${matches(x, DECIMAL)} AND ${integerDigits(x)} + ${fractionDigits(x)} <= ${MAX_DECIMAL_PRECISION} THEN ${bit('DECIMAL')} ELSE 0 END`;
   const temporal = (kind: 'DATE' | 'TIMESTAMP' | 'TIMESTAMPTZ') =>
-    `CASE WHEN ${matches(x, SHAPES[kind])} AND ${fits(kind, x, castTo(kind)(x))} THEN ${bit(kind)} ELSE 0 END`;
+    `CASE WHEN ${fits(kind, x, castTo(kind)(x))} THEN ${bit(kind)} ELSE 0 END`;
   const mask = `CASE
       WHEN ${matches(x, INTEGER)} THEN CASE WHEN ${digits} <= ${MAX_BIGNUM_DIGITS} THEN ${double} + ${integerBits} ELSE 0 END
       WHEN ${matches(x, NUMBER)} THEN ${double} + ${decimalBit}
@@ -223,11 +233,12 @@ export function typeFromFit(fit: ColumnFit): InferredType {
   };
 }
 
-/** The cast a value of the type needs, computed once in a projection below the conversion. */
+/** The cast the check of a value needs, computed once in a projection below the conversion. */
 export function castExpression(type: InferredType, x: string): string | undefined {
-  if (type.kind === 'VARCHAR' || type.kind === 'NULL' || type.kind === 'BOOLEAN') return undefined;
-  if (type.kind === 'DECIMAL') return decimalCast(type, x);
-  return RULES[type.kind].cast?.(x);
+  if (type.kind === 'VARCHAR' || type.kind === 'NULL' || type.kind === 'BOOLEAN' || type.kind === 'DECIMAL')
+    return undefined;
+  const rule = RULES[type.kind];
+  return rule.usesValue ? rule.cast(x) : undefined;
 }
 
 /**
@@ -247,8 +258,8 @@ function decimalCast(type: { precision: number; scale: number }, x: string): str
 
 /**
  * The stored value of text `x` (NULL stays NULL), or NULL when the text does not fit the
- * type; `t` is `castExpression`'s value. A NULL from non-NULL text is a misfit: the loader
- * counts those and widens the column.
+ * type; `t` is `castExpression`'s value, where it has one. A NULL from non-NULL text is a
+ * misfit: the loader counts those and widens the column.
  */
 export function convertExpression(type: InferredType, x: string, t: string): string {
   switch (type.kind) {
@@ -259,9 +270,13 @@ export function convertExpression(type: InferredType, x: string, t: string): str
     case 'BOOLEAN':
       return `CASE WHEN ${x} = 'true' THEN true WHEN ${x} = 'false' THEN false WHEN lower(${x}) = 'true' THEN true WHEN lower(${x}) = 'false' THEN false END`;
     case 'DECIMAL':
-      return `CASE WHEN ${t} IS NULL THEN NULL WHEN ${matches(x, DECIMAL)} AND ${fractionDigits(x)} <= ${type.scale} THEN ${t} END`;
-    default:
-      return `CASE WHEN ${RULES[type.kind].check(x, t)} THEN ${t} END`;
+      return `CASE WHEN ${matches(x, DECIMAL)} AND ${fractionDigits(x)} <= ${type.scale} THEN ${decimalCast(type, x)} END`;
+    default: {
+      const rule = RULES[type.kind];
+      return rule.usesValue
+        ? `CASE WHEN ${rule.check(x, t)} THEN ${t} END`
+        : `CASE WHEN ${rule.check(x, x)} THEN ${rule.cast(x)} END`;
+    }
   }
 }
 

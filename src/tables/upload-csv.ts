@@ -7,12 +7,12 @@ import type { Database } from '../storage/database.js';
 import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
 import { InterruptedError } from '../storage/storage-error.js';
 import { ClientGoneError, receiveInto } from './body-to-file.js';
-import type { CsvPart, LineEnd } from './csv-dialect.js';
-import { type LoadedColumn, StagedLoad } from './csv-loader.js';
+import type { LineEnd } from './csv-dialect.js';
+import { type LoadedColumn, type PartFeed, StagedLoad } from './csv-loader.js';
 import { saveTable } from './table-catalog.js';
 import { uploadedTableName, validateTableName } from './table-name.js';
 import { UploadBodyDecoder } from './upload-body-decoder.js';
-import { emptyCsv, partsFolder, UploadParts } from './upload-parts.js';
+import { emptyCsv, partsFolder, type UploadPart, UploadParts } from './upload-parts.js';
 
 /**
  * The CSV upload operation (spec §4.1). The JSON body streams through the decoder into
@@ -36,16 +36,18 @@ export interface ReceivedUpload {
 }
 
 /** The parts as the loader takes them: whatever has arrived since it last asked. */
-class PartQueue {
-  private parts: CsvPart[] = [];
+class PartQueue implements PartFeed {
+  private parts: UploadPart[] = [];
+  private bytes = 0;
   private ended = false;
   private failure: Error | undefined;
   private wake: (() => void) | undefined;
 
   constructor(readonly lineEnd: () => LineEnd) {}
 
-  push(part: CsvPart): void {
+  push(part: UploadPart): void {
     this.parts.push(part);
+    this.bytes += part.bytes;
     this.wake?.();
   }
 
@@ -59,8 +61,8 @@ class PartQueue {
     this.wake?.();
   }
 
-  async next(): Promise<CsvPart[]> {
-    while (this.parts.length === 0 && !this.ended && !this.failure) {
+  async next(bytes: number): Promise<UploadPart[]> {
+    while ((this.parts.length === 0 || this.bytes < bytes) && !this.ended && !this.failure) {
       await new Promise<void>((resolve) => {
         this.wake = resolve;
       });
@@ -69,6 +71,7 @@ class PartQueue {
     if (this.failure) throw this.failure;
     const parts = this.parts;
     this.parts = [];
+    this.bytes = 0;
     return parts;
   }
 }

@@ -142,6 +142,39 @@ describe('width costs what bytes cost', () => {
     );
     expect(last).toEqual({ c9998: 9999n, c9999: 't9999' });
   });
+
+  it('widens columns of a wide upload whose misfits come after the sample', async () => {
+    const columns = 1_000;
+    const rows = 500;
+    const header = Array.from({ length: columns }, (_, i) => `c${i}`).join(',');
+    const row = (r: number) =>
+      Array.from({ length: columns }, (_, i) =>
+        r === rows - 1 && i % 100 === 7 ? `x${i}` : String(r * i),
+      ).join(',');
+    const data = `${header}\n${Array.from({ length: rows }, (_, r) => row(r)).join('\n')}\n`;
+    expect(data.length).toBeGreaterThan(2 * 1024 * 1024);
+    const { status, body } = await upload('wide_misfits', data);
+    expect(status, JSON.stringify(body)).toBe(200);
+    const types = await service.database.read((s) =>
+      s.all<{ column_name: string; data_type: string }>(
+        "SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = 'dataset_wide_misfits' ORDER BY column_index",
+      ),
+    );
+    expect(types.filter((t) => t.data_type === 'VARCHAR').map((t) => t.column_name)).toEqual(
+      Array.from({ length: 10 }, (_, k) => `c${k * 100 + 7}`),
+    );
+    expect(types.filter((t) => t.data_type === 'BIGINT')).toHaveLength(columns - 10);
+    const [last] = await service.database.read((s) =>
+      s.all('SELECT c0, c7, c8, c907, c999 FROM alice.dataset_wide_misfits ORDER BY c1 DESC LIMIT 1'),
+    );
+    expect(last).toEqual({
+      c0: 0n,
+      c7: 'x7',
+      c8: BigInt((rows - 1) * 8),
+      c907: 'x907',
+      c999: BigInt((rows - 1) * 999),
+    });
+  });
 });
 
 describe('a client that leaves before the answer', () => {

@@ -201,7 +201,6 @@ const cases: Column[] = [
   { name: 'hex', type: 'VARCHAR', values: ['1', '0x10'] },
   { name: 'plus_double', type: 'VARCHAR', values: ['1.5', '+1.5'] },
   { name: 'double_leading_zero', type: 'VARCHAR', values: ['1.5', '01.5'] },
-  { name: 'quoted_empty', type: 'VARCHAR', values: ['1', '""'] },
   // Booleans, dates, timestamps.
   { name: 'booleans', type: 'BOOLEAN', values: ['true', 'FALSE', 'True', 'false'] },
   { name: 't_and_f', type: 'VARCHAR', values: ['t', 'f'] },
@@ -251,6 +250,43 @@ describe('CSV upload typing: each rule, read back and compared with the text sen
   it('types every column by its rule and stores every value as the text means', async () => {
     const table = await uploadColumns(cases);
     await expectStoredAsSent(table, cases);
+  });
+
+  it('keeps an empty field NULL in every type, and a quoted empty field "" makes a number column text', async () => {
+    const data = 'n,b,d,s\n1,true,2024-01-05,x\n,,,\n"",3,4,""\n';
+    expect(
+      (await service.json('/v1/table/upload/csv', uploadBody({ table_name: 'empties', data }))).status,
+    ).toBe(200);
+    expect(await storedTypes('alice.dataset_empties')).toEqual({
+      n: 'VARCHAR',
+      b: 'VARCHAR',
+      d: 'VARCHAR',
+      s: 'VARCHAR',
+    });
+    const rows = await service.database.read((s) =>
+      s.all('SELECT * FROM alice.dataset_empties ORDER BY rowid'),
+    );
+    expect(rows).toEqual([
+      { n: '1', b: 'true', d: '2024-01-05', s: 'x' },
+      { n: null, b: null, d: null, s: null },
+      { n: '', b: '3', d: '4', s: '' },
+    ]);
+    const typed = 'n,b,d,t,z\n1,true,2024-01-05,2024-01-05 10:00,2024-01-05 10:00:00Z\n,,,,\n';
+    expect(
+      (await service.json('/v1/table/upload/csv', uploadBody({ table_name: 'typed_nulls', data: typed })))
+        .status,
+    ).toBe(200);
+    expect(await storedTypes('alice.dataset_typed_nulls')).toEqual({
+      n: 'BIGINT',
+      b: 'BOOLEAN',
+      d: 'DATE',
+      t: 'TIMESTAMP',
+      z: 'TIMESTAMP WITH TIME ZONE',
+    });
+    const [empty] = await service.database.read((s) =>
+      s.all('SELECT * FROM alice.dataset_typed_nulls WHERE n IS NULL'),
+    );
+    expect(empty).toEqual({ n: null, b: null, d: null, t: null, z: null });
   });
 
   it('widens any type after a million fitting rows and one misfit, keeping every value', async () => {
