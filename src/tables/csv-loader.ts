@@ -21,7 +21,7 @@ import { describeCsvProblem, dropRejects, firstRejectedLine } from './csv-reject
  * Types are inferred from the first part (the sample). Each later part is loaded, as soon as
  * it is on disk, by one INSERT … SELECT that converts every value and checks it against its
  * column's type rule (csv-column-types.ts): a value that does not fit is stored as NULL and
- * marks its column in hidden bitmask columns, so the pass never stops. At the end, only when
+ * its column is named in a hidden column of the row, so the pass never stops. At the end, only when
  * some column had a misfit: a second pass infers the types of those columns alone over every
  * row, and the parts are loaded again with them. The staging table is committed under a name
  * no user table can have; the caller renames it over the target in a write transaction.
@@ -131,11 +131,13 @@ export function loadSelect(source: CsvSource, types: readonly InferredType[]): s
       ? sourceColumn(i)
       : `${sourceColumn(i)}, ${convertExpression(type, sourceColumn(i), castOf(i))} AS ${convertedOf(i)}`,
   );
-  const misfits = checked.map(
-    (i) => `CASE WHEN ${sourceColumn(i)} IS NOT NULL AND ${convertedOf(i)} IS NULL THEN '${i}' END`,
-  );
+  const misfit = (i: number) => `(${sourceColumn(i)} IS NOT NULL AND ${convertedOf(i)} IS NULL)`;
   const outer = types.map((type, i) => (type.kind === 'VARCHAR' ? sourceColumn(i) : convertedOf(i)));
-  if (misfits.length > 0) outer.push(`nullif(concat_ws(',', ${misfits.join(', ')}), '')`);
+  // The list is only built for the rare rows that have a misfit.
+  if (checked.length > 0) {
+    const names = checked.map((i) => `CASE WHEN ${misfit(i)} THEN '${i}' END`);
+    outer.push(`CASE WHEN ${checked.map(misfit).join(' OR ')} THEN concat_ws(',', ${names.join(', ')}) END`);
+  }
   return `SELECT ${outer.join(', ')} FROM (SELECT ${middle.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${readCsv(source)}))`;
 }
 
@@ -316,6 +318,14 @@ export class StagedLoad {
       };
     } catch (error) {
       await session.run('ROLLBACK').catch(() => undefined);
+      if (error instanceof OutOfMemoryError) throw outOfMemory(this.target.columnNames.length);
+      // Interrupted by anything but the upload's own end: the server is stopping.
+      if (error instanceof InterruptedError && !this.abandoned) {
+        throw new ApiErrorClass(
+          'unavailable',
+          'the server is stopping: the upload was not stored; send it again',
+        );
+      }
       throw error;
     }
   }
@@ -337,15 +347,13 @@ export class StagedLoad {
   }
 
   /**
-   * Runs one read of `parts`; a CSV reader error becomes a 400 naming the first faulty line
-   * (found by reading the parts again with a rejects table), and DuckDB running out of memory
-   * a 503. The transaction is over after either.
+   * Runs one read of `parts`; a CSV reader error becomes a 400 naming the first faulty line,
+   * found by reading the parts again with a rejects table (the transaction is over then).
    */
   private async guard<T>(session: Session, parts: readonly CsvPart[], work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof OutOfMemoryError) throw outOfMemory(this.target.columnNames.length);
       if (!(error instanceof CsvReadError)) throw error;
       await session.run('ROLLBACK').catch(() => undefined);
       throw await diagnoseCsv(session, this.source(parts), this.target.jobId, error);
