@@ -28,8 +28,10 @@ export interface ReceivedUpload {
   dir: string;
   fields: Map<string, unknown>;
   hasData: boolean;
-  /** Bytes of CSV, trailing blank lines not counted. */
+  /** Bytes of CSV, as decoded from `data`. */
   dataBytes: number;
+  /** Bytes of CSV stored: trailing blank lines not counted. */
+  csvBytes: number;
   /** The header's names; undefined for an empty CSV. */
   columns: string[] | undefined;
   load: StagedLoad | undefined;
@@ -114,7 +116,7 @@ export async function receiveUpload(
     await discardUpload({ dir, load });
     throw badRequest('malformed JSON body: the body ended early');
   }
-  return { dir, ...decoded, dataBytes: parts.bytes, columns: parts.columns, load };
+  return { dir, ...decoded, csvBytes: parts.bytes, columns: parts.columns, load };
 }
 
 /** Stops an upload's load and removes everything it left: parts, staging table. */
@@ -192,7 +194,7 @@ export async function storeUpload(
       isPrivate: fields.isPrivate,
       updatedAt: new Date(),
       rowCount: staged.rowCount,
-      sizeBytes: received.dataBytes,
+      sizeBytes: received.csvBytes,
     });
   });
   load.renamed();
