@@ -49,6 +49,11 @@ export interface StagedTable {
   staging: string;
   rowCount: number;
   columns: LoadedColumn[];
+  /**
+   * Where the load's time went, for the log: each step as `name:start+duration` in ms from
+   * the load's start (`infer`, `load` per statement with its MB, `widen`, `commit`).
+   */
+  steps: string;
 }
 
 export interface StagedLoadTarget {
@@ -256,6 +261,20 @@ export class StagedLoad {
     if (this.abandoned) throw new InterruptedError('the upload was abandoned');
   }
 
+  private readonly started = performance.now();
+  private readonly steps: string[] = [];
+
+  /** Runs `work` as a step of the timeline (see StagedTable.steps). */
+  private async step<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const start = performance.now();
+    try {
+      return await work();
+    } finally {
+      const at = (ms: number) => Math.round(ms);
+      this.steps.push(`${name}:${at(start - this.started)}+${at(performance.now() - start)}`);
+    }
+  }
+
   private async run(session: InterruptibleSession): Promise<StagedTable> {
     this.session = session;
     const { namespace } = this.target;
@@ -271,8 +290,8 @@ export class StagedLoad {
     this.checkAbandoned();
     await session.run('BEGIN TRANSACTION');
     try {
-      const sampled = await this.guard(session, sample, () =>
-        inferColumnTypes(session, this.source(sample), all),
+      const sampled = await this.step('infer', () =>
+        this.guard(session, sample, () => inferColumnTypes(session, this.source(sample), all)),
       );
       types = all.map((i) => sampled.get(i) as InferredType);
       await this.create(session, types);
@@ -283,8 +302,11 @@ export class StagedLoad {
         parts = await this.feed.next(LOAD_BYTES)
       ) {
         this.checkAbandoned();
-        await this.guard(session, parts, () =>
-          session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(parts), types)}`),
+        const megabytes = Math.round(parts.reduce((sum, part) => sum + part.bytes, 0) / 1e6);
+        await this.step(`load ${megabytes} MB`, () =>
+          this.guard(session, parts, () =>
+            session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(parts), types)}`),
+          ),
         );
         loaded.push(...parts);
       }
@@ -292,14 +314,16 @@ export class StagedLoad {
       const misfits = await this.misfitColumns(session, types);
       if (misfits.length > 0) {
         // The second pass, for the columns that need it: their types over every row.
-        const widened = await this.guard(session, loaded, () =>
-          inferColumnTypes(session, this.source(loaded), misfits),
+        const widened = await this.step(`widen ${misfits.length} columns`, () =>
+          this.guard(session, loaded, () => inferColumnTypes(session, this.source(loaded), misfits)),
         );
         types = types.map((type, i) => widened.get(i) ?? type);
         await session.run(`DROP TABLE ${this.qualified}`);
         await this.create(session, types);
-        await this.guard(session, loaded, () =>
-          session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(loaded), types)}`),
+        await this.step('reload', () =>
+          this.guard(session, loaded, () =>
+            session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(loaded), types)}`),
+          ),
         );
         const still = await this.misfitColumns(session, types);
         if (still.length > 0) throw new Error(`values of columns ${still.join(', ')} fit no inferred type`);
@@ -307,8 +331,9 @@ export class StagedLoad {
       if (checkedColumns(types).length > 0)
         await session.run(`ALTER TABLE ${this.qualified} DROP COLUMN ${MISFITS}`);
       const [row] = await session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${this.qualified}`);
-      await session.run('COMMIT');
+      await this.step('commit', () => session.run('COMMIT'));
       return {
+        steps: this.steps.join(' '),
         staging: this.staging,
         rowCount: Number(row?.n ?? 0),
         columns: this.target.columnNames.map((name, i) => ({

@@ -12,7 +12,7 @@ import { type LoadedColumn, type PartFeed, StagedLoad } from './csv-loader.js';
 import { saveTable } from './table-catalog.js';
 import { uploadedTableName, validateTableName } from './table-name.js';
 import { UploadBodyDecoder } from './upload-body-decoder.js';
-import { emptyCsv, partsFolder, type UploadPart, UploadParts } from './upload-parts.js';
+import { partsFolder, type UploadPart, UploadParts } from './upload-parts.js';
 
 /**
  * The CSV upload operation (spec §4.1). The JSON body streams through the decoder into
@@ -151,6 +151,8 @@ export interface StoredUpload {
   tableName: string;
   rowCount: number;
   columns: LoadedColumn[];
+  /** The load's steps, for the log (StagedTable.steps). */
+  steps: string;
 }
 
 /**
@@ -169,7 +171,8 @@ export async function storeUpload(
     throw forbidden('private tables need a premium plan; upload with "is_private": false or upgrade the key');
   }
   const { load } = received;
-  if (!received.columns || !load) throw emptyCsv();
+  if (!received.columns || !load)
+    throw badRequest('field "data" is empty: it must hold a CSV with a header line');
   const abandon = () => load.abandon();
   gone?.addEventListener('abort', abandon);
   let staged: Awaited<StagedLoad['result']>;
@@ -198,5 +201,5 @@ export async function storeUpload(
     });
   });
   load.renamed();
-  return { tableName, rowCount: staged.rowCount, columns: staged.columns };
+  return { tableName, rowCount: staged.rowCount, columns: staged.columns, steps: staged.steps };
 }

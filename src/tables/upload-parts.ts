@@ -3,7 +3,6 @@ import type { FileHandle } from 'node:fs/promises';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { badRequest } from '../errors.js';
 import type { CsvPart, LineEnd } from './csv-dialect.js';
 import { parseCsvHeader, validateColumnNames } from './csv-header.js';
 import { CsvRecordScanner } from './csv-record-scanner.js';
@@ -29,7 +28,6 @@ const PART_BYTES = 16 * 1024 * 1024;
 const PART_BYTES_PER_COLUMN = 16 * 1024;
 
 export interface UploadPart extends CsvPart {
-  index: number;
   /** Bytes of CSV in the part, the header copy not counted. */
   bytes: number;
 }
@@ -45,7 +43,6 @@ export class UploadParts extends Writable {
   columns: string[] | undefined;
   /** CSV bytes received, trailing blank lines not counted once ended. */
   bytes = 0;
-  ended = false;
   private readonly scanner = new CsvRecordScanner({ format: 'csv' });
   /** The header line as each part after the first repeats it (no byte-order mark). */
   private headerLine: Buffer | undefined;
@@ -87,7 +84,6 @@ export class UploadParts extends Writable {
       if (this.columns === undefined) this.readHeader(Buffer.concat(this.headBytes), true);
       await this.finishPart(this.scanner.trailingNewlineBytes);
       this.bytes -= this.scanner.trailingNewlineBytes;
-      this.ended = true;
       callback();
     } catch (error) {
       callback(error as Error);
@@ -177,7 +173,6 @@ export class UploadParts extends Writable {
     await file.close();
     this.file = undefined;
     const part: UploadPart = {
-      index: this.parts.length,
       file: this.partFile,
       firstLine: this.partFirstLine,
       bytes: this.partBytes - trim,
@@ -192,8 +187,4 @@ export async function partsFolder(tmpDir: string, id: string): Promise<string> {
   const dir = path.join(tmpDir, `upload-${id}`);
   await fs.mkdir(dir, { recursive: true });
   return dir;
-}
-
-export function emptyCsv(): Error {
-  return badRequest('field "data" is empty: it must hold a CSV with a header line');
 }

@@ -45,6 +45,7 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
           receiveMs: Math.round(receivedAt - started),
           // The load runs while the body arrives: this is what remained after it had.
           loadMs: Math.round(performance.now() - receivedAt),
+          loadSteps: stored.steps,
         },
         'upload stored',
       );
