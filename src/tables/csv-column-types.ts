@@ -8,10 +8,10 @@ import { quoteIdentifier } from '../storage/sql.js';
  * dropped; 0.12345678901234567890 becomes a nearby double), so each rule is a check on the
  * text, written in SQL over the text `x` and its cast value `t` (both non-NULL here).
  *
- * Each rule has two forms from one definition: `fits`, a boolean per value (the inference
- * ORs them into a bitmask per value and ANDs the masks per column), and `convert`, the stored
- * value or NULL when the text does not fit (the load, where nearly every value fits: the
- * cheapest exact test comes first).
+ * Each rule's `check` serves twice: in `fitsMask`, a bitmask of the types a value fits (the
+ * inference ANDs the masks per column), and in `convertExpression`, the stored value or NULL
+ * when the text does not fit (the load, where nearly every value fits: the cheapest exact test
+ * comes first).
  *
  * - DOUBLE: a decimal text is a double when the double's shortest round-trip text, the way
  *   JavaScript, Python, Go and DuckDB print doubles, is the same number (trailing zeros and
@@ -96,9 +96,7 @@ interface Rule {
   check: (x: string, t: string) => string;
   /**
    * Whether `check` needs the value: then the cast is computed once in a projection below;
-   * otherwise the cast runs only for text that passed the check (fewer vectors in flight:
-   * measured, checks of seven columns cost 0.63 s per 195 MB with a cast projection below
-   * each, against ~0.35 s as the sum of the checks alone).
+   * otherwise the cast runs only for text that passed the check.
    */
   usesValue?: boolean;
 }
@@ -171,9 +169,10 @@ const bit = (kind: (typeof TYPE_ORDER)[number]) => 1 << TYPE_ORDER.indexOf(kind)
  * digits of a plain decimal before and after its point (NULL otherwise). The inference
  * aggregates these per column. The text's family is told first (a number, a date or time,
  * a boolean), so each value meets a few tests, not every type's: an integer's size says most
- * of its bits (an integer too long for BIGNUM is text, never a double), and a cast runs only where the text has its type's shape (a cast that fails
- * is slow in DuckDB). `asDouble` is `doubleOf(x)`, computed once in a projection below: an
- * expression repeated inside CASE is evaluated each time.
+ * of its bits (an integer too long for BIGNUM is text, never a double), and a cast runs only
+ * where the text has its type's shape (a cast that fails is slow in DuckDB). `asDouble` is
+ * `doubleOf(x)`, computed once in a projection below: an expression repeated inside CASE is
+ * evaluated each time.
  */
 export function fitsMask(
   x: string,
