@@ -177,6 +177,30 @@ describe('width costs what bytes cost', () => {
   });
 });
 
+describe("DuckDB's memory limit", () => {
+  it('an upload it cannot hold is a 503 saying so; the table and the server stay as they were', async () => {
+    const small = await startTestService({ DUCKDB_MEMORY_LIMIT: '250MB' });
+    try {
+      const post = (data: string) =>
+        small.json<{ error?: string }>('/v1/table/upload/csv', uploadBody({ table_name: 'wide', data }));
+      expect((await post('a\n1\n')).status).toBe(200);
+      // 10,000 columns: DuckDB needs more than 250 MB for their vectors, whatever the rows.
+      const columns = 10_000;
+      const header = Array.from({ length: columns }, (_, i) => `c${i}`).join(',');
+      const row = Array.from({ length: columns }, (_, i) => String(i)).join(',');
+      const { status, body } = await post(`${header}\n${row}\n${row}\n`);
+      expect(status).toBe(503);
+      expect(body.error).toMatch(/ran out of memory .* fewer columns \(10000\)/);
+      expect(await small.database.read((s) => s.all('SELECT * FROM alice.dataset_wide'))).toEqual([
+        { a: 1n },
+      ]);
+      expect((await small.json('/v1/account')).status).toBe(200);
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
 describe('a client that leaves before the answer', () => {
   it('interrupts its upload: nothing is stored, no staging table is left', async () => {
     // Long enough to load that the client is gone well before: a misfit in its last row makes
