@@ -122,15 +122,15 @@ const RULES: Record<Exclude<Kind, 'VARCHAR' | 'NULL' | 'DECIMAL' | 'BOOLEAN'>, R
   DOUBLE: {
     cast: castTo('DOUBLE'),
     usesValue: true,
-    // Up to 15 characters a number's text has at most 15 significant digits, which a double
-    // in its normal range always gives back. Past that, the text must be the shortest print
-    // of the value: first as JSON prints it (yyjson's shortest round-trip print, JavaScript's
-    // style: `0.14285714285714285`, `1e21`, `1.5e-7`; ~40 ns a value, measured, against ~120
-    // ns for CAST(double AS VARCHAR)), then, for other spellings, as digits of DuckDB's print.
+    // The text is the value's shortest print as JSON prints it (yyjson's shortest round-trip
+    // print, JavaScript's style: `0.14285714285714285`, `1e21`, `1.5e-7`; ~40 ns a value,
+    // measured, against ~120 ns for CAST(double AS VARCHAR)); or, up to 15 characters, of a
+    // number's shape: at most 15 significant digits, which a double in its normal range
+    // always gives back (`100`, `1.50`); or it has the digits of DuckDB's print.
     check: (x, t) =>
       `CASE WHEN NOT isfinite(${t}) THEN false
-            WHEN strlen(${x}) <= 15 AND abs(${t}) >= ${MIN_NORMAL_DOUBLE} THEN ${matches(x, NUMBER)}
             WHEN CAST(to_json(${t}) AS VARCHAR) = ${x} THEN true
+            WHEN strlen(${x}) <= 15 AND abs(${t}) >= ${MIN_NORMAL_DOUBLE} THEN ${matches(x, NUMBER)}
             WHEN ${matches(x, NUMBER)} THEN ${digitsOf(x)} = ${digitsOf(`CAST(${t} AS VARCHAR)`)}
             ELSE false END`,
   },
