@@ -1,21 +1,11 @@
 import fs from 'node:fs';
+import { randomHex, seededRandom } from './random-values.js';
 
 /** A CSV shaped like on-chain data: block numbers, addresses, amounts, timestamps, text. */
 export function writeBenchmarkCsv(file: string, targetBytes: number): number {
   const fd = fs.openSync(file, 'w');
-  let seed = 42;
-  const random = () => {
-    seed = (seed * 1103515245 + 12345) % 2147483648;
-    return seed / 2147483648;
-  };
-  const hex = (length: number) => {
-    let out = '';
-    while (out.length < length)
-      out += Math.floor(random() * 0xffffffff)
-        .toString(16)
-        .padStart(8, '0');
-    return out.slice(0, length);
-  };
+  const random = seededRandom(42);
+  const hex = (length: number) => randomHex(random, length);
   const tokens = ['stETH', 'rETH', 'cbETH', 'ETHx', 'mETH', 'swETH'];
   let written = 0;
   let rows = 0;

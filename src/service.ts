@@ -18,6 +18,7 @@ import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
 import { migrate } from './storage/service-schema.js';
+import { dropAbandonedUploads } from './tables/csv-loader.js';
 
 /**
  * The running service: database, key store and HTTP server, started and stopped as one.
@@ -90,6 +91,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   try {
     await migrate(database);
+    await dropAbandonedUploads(database);
     if (fresh && config.demoData) {
       // A first start shows real metrics at once: scale 1 loads in well under a second.
       const started = performance.now();

@@ -1,6 +1,8 @@
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api';
 import { quoteLiteral } from './sql.js';
-import { StorageError, wrapStorageError } from './storage-error.js';
+import { StorageError, wrapOpenError, wrapStorageError } from './storage-error.js';
+
+export { DatabaseLockedError } from './storage-error.js';
 
 /**
  * The embedded DuckDB database: one instance, one writer connection used one
@@ -36,10 +38,6 @@ export interface Session {
 export interface InterruptibleSession extends Session {
   /** Stops the statement running on this session; it then fails with a StorageError. */
   interrupt(): void;
-}
-
-export class DatabaseLockedError extends StorageError {
-  override name = 'DatabaseLockedError';
 }
 
 /** Shutdown began: the statement was refused or interrupted; nothing of it was committed. */
@@ -198,14 +196,7 @@ export class Database {
     try {
       instance = await DuckDBInstance.create(options.path, options.settings);
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      if (/Could not set lock on file/i.test(message)) {
-        const holder = /held in (.+)$/m.exec(message)?.[1] ?? 'another process';
-        throw new DatabaseLockedError(
-          `the database file ${options.path} is already in use by ${holder}; stop that process or use another DATA_DIR`,
-        );
-      }
-      throw wrapStorageError(error);
+      throw wrapOpenError(error, options.path);
     }
     const connections: ConnectionSession[] = [];
     try {

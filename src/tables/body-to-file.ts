@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { type Readable, Transform, type TransformCallback } from 'node:stream';
+import { type Readable, Transform, type TransformCallback, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError } from '../errors.js';
 
@@ -43,16 +43,15 @@ export async function discard(file: string): Promise<void> {
   await fs.rm(file, { force: true });
 }
 
-/** Writes `body` to `file` through `transforms`; returns the body's size. Removes the file on failure. */
-export async function bodyToFile(
+/**
+ * Streams `body` through the byte limit and `streams` (transforms, then a sink); returns the
+ * body's size. A client that leaves makes it fail with ClientGoneError.
+ */
+export async function receiveInto(
   body: Readable,
-  file: string,
   maxBytes: number,
-  transforms: readonly Transform[] = [],
+  streams: readonly [...Transform[], Writable],
 ): Promise<number> {
-  // The file is opened before anything is piped: an error on `limit` (the client leaving)
-  // while nothing listens to it yet would be an uncaught exception, ending the process.
-  const sink = await fs.open(file, 'w');
   const limit = new ByteLimit(maxBytes);
   const abandon = () => {
     if (!body.readableEnded) limit.destroy(new ClientGoneError());
@@ -60,18 +59,35 @@ export async function bodyToFile(
   body.once('close', abandon);
   body.once('error', abandon);
   body.pipe(limit);
-  // Gone while the file was opening: its 'close' has passed. The error is emitted on the
-  // next tick, after pipeline() below has started listening.
+  // Gone before this was called: its 'close' has passed. The error is emitted on the next
+  // tick, after pipeline() below has started listening.
   if (body.destroyed) abandon();
   try {
-    await pipeline([limit, ...transforms, sink.createWriteStream()]);
+    await pipeline([limit, ...streams]);
     return limit.seen;
   } catch (error) {
     body.unpipe(limit);
-    await discard(file);
     throw error;
   } finally {
     body.off('close', abandon);
     body.off('error', abandon);
+  }
+}
+
+/** Writes `body` to `file` through `transforms`; returns the body's size. Removes the file on failure. */
+export async function bodyToFile(
+  body: Readable,
+  file: string,
+  maxBytes: number,
+  transforms: readonly Transform[] = [],
+): Promise<number> {
+  // The file is opened before anything is piped: an error on the byte limit (the client
+  // leaving) while nothing listens to it yet would be an uncaught exception, ending the process.
+  const sink = await fs.open(file, 'w');
+  try {
+    return await receiveInto(body, maxBytes, [...transforms, sink.createWriteStream()]);
+  } catch (error) {
+    await discard(file);
+    throw error;
   }
 }

@@ -1,3 +1,4 @@
+import { raise } from '../storage/storage-error.js';
 import { type DeclaredColumn, type DeclaredType, INTEGER_256_RANGE } from './table-schema.js';
 
 /**
@@ -12,8 +13,8 @@ import { type DeclaredColumn, type DeclaredType, INTEGER_256_RANGE } from './tab
  * Both are given non-null text; NULL handling is the caller's.
  */
 
-/** Raised inside SQL when a guard refuses a value; only ever seen as a StorageError. */
-const REFUSED = "error('value does not fit its column')";
+/** Raised inside SQL when a guard refuses a value; only ever seen as a RaisedError. */
+const REFUSED = raise('value does not fit its column');
 
 const WHOLE_NUMBER = String.raw`'\s*[+-]?[0-9]+\s*'`;
 const SPECIAL_DOUBLE = String.raw`'\s*[+-]?(?i:inf|infinity|nan)\s*'`;

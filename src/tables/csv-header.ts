@@ -15,10 +15,11 @@ export interface CsvHeader {
 }
 
 /**
- * Splits the first record of `head` (the first bytes of the CSV) into fields, with `"`
- * quoting and `""` for a quote. Returns undefined when the head holds no data at all.
- * `complete` says whether `head` is the whole CSV, so that a header without a newline
- * is accepted only when nothing follows it.
+ * Splits the first record of `head` (the first bytes of the CSV) into fields, quoted as
+ * DuckDB's reader quotes (csv-record-scanner.ts): a quote opens a quoted name only at the
+ * start of a field, after optional spaces, which are dropped; `""` inside is a quote.
+ * Returns undefined when the head holds no data at all. `complete` says whether `head` is
+ * the whole CSV, so that a header without a newline is accepted only when nothing follows it.
  */
 export function parseCsvHeader(head: Buffer, complete: boolean): CsvHeader | undefined {
   let start = 0;
@@ -26,6 +27,7 @@ export function parseCsvHeader(head: Buffer, complete: boolean): CsvHeader | und
   const fields: string[] = [];
   let field: number[] = [];
   let quoted = false;
+  let wasQuoted = false;
   let i = start;
   let ended = false;
   for (; i < head.length; i++) {
@@ -36,15 +38,18 @@ export function parseCsvHeader(head: Buffer, complete: boolean): CsvHeader | und
         field.push(0x22);
         i++;
       } else quoted = false;
-    } else if (byte === 0x22) {
+    } else if (byte === 0x22 && !wasQuoted && field.every((b) => b === 0x20)) {
       quoted = true;
+      wasQuoted = true;
+      field = [];
     } else if (byte === 0x2c) {
       fields.push(decodeName(field));
       field = [];
+      wasQuoted = false;
     } else if (byte === 0x0a || (byte === 0x0d && head[i + 1] === 0x0a)) {
       ended = true;
       break;
-    } else {
+    } else if (!(wasQuoted && byte === 0x20)) {
       field.push(byte);
     }
   }

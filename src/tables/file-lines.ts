@@ -1,8 +1,15 @@
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import { CsvRecordScanner } from './csv-record-scanner.js';
 
-/** The 1-based physical line holding byte `position` of a file: newlines before it, plus one. */
+/**
+ * Line numbers of a body on disk, for error messages: physical lines, 1-based, the header
+ * being line 1. Only ever computed after something failed, by reading the file again.
+ */
+
+/** The line holding byte `position` of a file: line feeds before it, plus one. */
 export async function lineAtByte(file: string, position: number): Promise<number> {
-  const handle = await fs.open(file, 'r');
+  const handle = await fsp.open(file, 'r');
   try {
     const buffer = Buffer.allocUnsafe(1 << 20);
     let line = 1;
@@ -21,11 +28,35 @@ export async function lineAtByte(file: string, position: number): Promise<number
 }
 
 /**
- * Drops the newlines (and carriage returns) at the very end of a file, so that trailing
+ * The line on which data record `ordinal` (1-based: the first record after the header) of a
+ * CSV starts, counting records as DuckDB's reader does (csv-record-scanner.ts follows its
+ * quoting): a blank line is no record, except in a one-column CSV, where it is a NULL row.
+ */
+export async function lineOfCsvRecord(file: string, ordinal: number, fieldCount: number): Promise<number> {
+  let seen = -1; // The header is record 0.
+  let found: number | undefined;
+  const scanner = new CsvRecordScanner({
+    format: 'csv',
+    onRecord: (line, bytes) => {
+      if (bytes === 0 && fieldCount > 1 && seen >= 0) return;
+      seen++;
+      if (seen === ordinal && found === undefined) found = line;
+    },
+  });
+  for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) {
+    scanner.scan(chunk as Buffer);
+    if (found !== undefined) return found;
+  }
+  // The last record, when the body does not end with a line end.
+  return found ?? scanner.openRecordLine;
+}
+
+/**
+ * Drops the line feeds and carriage returns at the very end of a file, so that trailing
  * blank lines do not become rows of NULLs in a one-column CSV. Returns the new size.
  */
 export async function trimTrailingNewlines(file: string): Promise<number> {
-  const handle = await fs.open(file, 'r+');
+  const handle = await fsp.open(file, 'r+');
   try {
     let size = (await handle.stat()).size;
     const buffer = Buffer.allocUnsafe(1 << 16);

@@ -1,33 +1,40 @@
 import { ulid } from 'ulid';
 import { type ApiError, badRequest } from '../errors.js';
 import type { Session } from '../storage/database.js';
-import { quoteIdentifier } from '../storage/sql.js';
+import { CsvReadError, type StorageError } from '../storage/storage-error.js';
 import { expectedValue, valueFits } from './column-values.js';
-import { lineOfCsvRecord } from './csv-record-lines.js';
-import { lineAtByte } from './file-lines.js';
-import type { InsertPlan } from './insert-plan.js';
-import {
-  csvField,
-  csvReader,
-  NDJSON_LINE,
-  ndjsonBlankLine,
-  ndjsonLineReader,
-  type Rejects,
-  stringList,
-} from './insert-readers.js';
+import { csvField, NDJSON_LINE, ndjsonBlankLine, type Rejects } from './csv-dialect.js';
+import { describeCsvProblem, dropRejects, firstRejectedLine } from './csv-rejects.js';
+import { lineAtByte, lineOfCsvRecord } from './file-lines.js';
+import { type InsertPlan, planReader, stringList } from './insert-plan.js';
 import type { DeclaredColumn } from './table-schema.js';
 
 /**
  * Why an insert failed, found after the fact. The fast path converts every value in one
  * pass and only learns that some value failed; this reads the body again, on a reader
  * connection, and names the first faulty line and column. Undefined when the body is
- * fine, so that the original failure (not a client error) surfaces.
+ * fine, so that the original failure (not a client error) surfaces. Its own reads never
+ * fail with DuckDB's error: a read DuckDB refuses even with a rejects table becomes a 400 in
+ * words, from the failure's kind.
  */
-export async function diagnoseInsert(session: Session, plan: InsertPlan): Promise<ApiError | undefined> {
-  return (
-    (await findUnreadableLine(session, plan)) ??
-    (plan.format === 'csv' ? await findCsvValue(session, plan) : await findNdjsonProblem(session, plan))
-  );
+export async function diagnoseInsert(
+  session: Session,
+  plan: InsertPlan,
+  failure: StorageError,
+): Promise<ApiError | undefined> {
+  const context = { label: label(plan), fieldCount: plan.fieldCount };
+  try {
+    const found =
+      (await findUnreadableLine(session, plan)) ??
+      (plan.format === 'csv' ? await findCsvValue(session, plan) : await findNdjsonProblem(session, plan));
+    if (found) return found;
+  } catch (error) {
+    if (!(error instanceof CsvReadError)) throw error;
+    return badRequest(describeCsvProblem(error.problem, undefined, context));
+  }
+  return failure instanceof CsvReadError
+    ? badRequest(describeCsvProblem(failure.problem, undefined, context))
+    : undefined;
 }
 
 const label = (plan: InsertPlan) => (plan.format === 'csv' ? 'CSV' : 'NDJSON');
@@ -47,56 +54,23 @@ function valueProblem(
   return badRequest(`${where}: ${shown(value)} does not fit; expected ${expectedValue(column)}`);
 }
 
-interface RejectRow {
-  line_byte_position: bigint | null;
-  byte_position: bigint | null;
-  error_type: string;
-}
-
 /** Lines DuckDB's reader itself refuses: field counts, quoting, encoding, length. */
 async function findUnreadableLine(session: Session, plan: InsertPlan): Promise<ApiError | undefined> {
   const id = ulid();
   const rejects: Rejects = { table: `insert_rejects_${id}`, scan: `insert_rejects_scan_${id}` };
-  const reader = plan.format === 'csv' ? csvReader(plan.fieldCount, rejects) : ndjsonLineReader(rejects);
   // Every field must be read: with count(*) alone DuckDB skips the values, and their UTF-8 check.
   const fields =
     plan.format === 'csv' ? Array.from({ length: plan.fieldCount }, (_, i) => csvField(i)) : [NDJSON_LINE];
   try {
-    await session.run(`SELECT ${fields.map((field) => `count(${field})`).join(', ')} FROM ${reader}`, [
-      plan.file,
-    ]);
-    const [reject] = await session.all<RejectRow>(
-      `SELECT line_byte_position, byte_position, CAST(error_type AS VARCHAR) AS error_type
-         FROM temp.${quoteIdentifier(rejects.table)} ORDER BY line_byte_position, byte_position LIMIT 1`,
-    );
-    if (!reject) return undefined;
-    const line = await lineAtByte(plan.file, Number(reject.line_byte_position ?? reject.byte_position ?? 0));
-    return badRequest(describeReject(plan, reject.error_type, line));
+    await session.run(`SELECT count(list_value(${fields.join(', ')})) FROM ${planReader(plan, rejects)}`);
+    return await firstRejectedLine(session, rejects, plan.source.parts, {
+      label: label(plan),
+      fieldCount: plan.fieldCount,
+      // NDJSON has no header: its lines are the file's.
+      ...(plan.format === 'ndjson' ? { lineOf: (part, byte) => lineAtByte(part.file, byte) } : {}),
+    });
   } finally {
-    for (const table of [rejects.table, rejects.scan]) {
-      await session.run(`DROP TABLE IF EXISTS temp.${quoteIdentifier(table)}`).catch(() => undefined);
-    }
-  }
-}
-
-function describeReject(plan: InsertPlan, type: string, line: number): string {
-  const where = `${label(plan)} line ${line}`;
-  switch (type) {
-    case 'MISSING COLUMNS':
-      return `${where} has fewer fields than the ${plan.fieldCount} columns of the header`;
-    case 'TOO MANY COLUMNS':
-      return plan.format === 'csv'
-        ? `${where} has more fields than the ${plan.fieldCount} columns of the header`
-        : `${where} is not valid JSON: it holds a raw control character`;
-    case 'UNQUOTED VALUE':
-      return `${where}: a quoted value is not closed, or text follows its closing quote`;
-    case 'INVALID ENCODING':
-    case 'INVALID UNICODE':
-      return `${where} is not valid UTF-8`;
-    case 'LINE SIZE OVER MAXIMUM':
-      return `${where} is longer than the maximum line size (2 MB)`;
-    default:
-      return `${where} could not be read (${type.toLowerCase()})`;
+    await dropRejects(session, rejects);
   }
 }
 
@@ -118,10 +92,9 @@ async function findCsvValue(session: Session, plan: InsertPlan): Promise<ApiErro
   const fits = plan.sources.map((s) => valueFits(s.column, s.text));
   const [row] = await session.all<FailingRow>(
     `SELECT ordinal, [${fits.join(', ')}] AS fits, [${plan.sources.map((s) => s.text).join(', ')}] AS texts
-       FROM (SELECT row_number() OVER () AS ordinal, * FROM ${csvReader(plan.fieldCount)})
+       FROM (SELECT row_number() OVER () AS ordinal, * FROM ${planReader(plan)})
       WHERE NOT (${fits.join(' AND ')})
       ORDER BY ordinal LIMIT 1`,
-    [plan.file],
   );
   if (!row) return undefined;
   const line = await lineOfCsvRecord(plan.file, Number(row.ordinal), plan.fieldCount);
@@ -141,7 +114,7 @@ async function findNdjsonProblem(session: Session, plan: InsertPlan): Promise<Ap
   const pointers = stringList(plan.pointers);
   const objectOnly = (expression: string) => `CASE WHEN kind = 'OBJECT' THEN ${expression} END`;
   const [row] = await session.all<FailingLine>(
-    `WITH numbered AS (SELECT row_number() OVER () AS ordinal, ${NDJSON_LINE} FROM ${ndjsonLineReader()}),
+    `WITH numbered AS (SELECT row_number() OVER () AS ordinal, ${NDJSON_LINE} FROM ${planReader(plan)}),
           parsed AS (SELECT ordinal, ${NDJSON_LINE}, json_valid(${NDJSON_LINE}) AS valid FROM numbered WHERE NOT ${ndjsonBlankLine}),
           shaped AS (SELECT *, CASE WHEN valid THEN json_type(${NDJSON_LINE}) END AS kind FROM parsed),
           objects AS (
@@ -156,7 +129,6 @@ async function findNdjsonProblem(session: Session, plan: InsertPlan): Promise<Ap
          OR len(keys) <> len(list_distinct(keys))
          OR list_has_any(kinds, ['OBJECT', 'ARRAY']) OR NOT (${fits.join(' AND ')})
       ORDER BY ordinal LIMIT 1`,
-    [plan.file],
   );
   if (!row) return undefined;
   const line = Number(row.ordinal);

@@ -1,6 +1,6 @@
 import { badRequest } from '../errors.js';
-import { quoteIdentifier } from '../storage/sql.js';
-import { csvField, jsonPointer } from './insert-readers.js';
+import { quoteIdentifier, quoteLiteral } from '../storage/sql.js';
+import { type CsvSource, csvField, type LineEnd, readCsv, readNdjsonLines } from './csv-dialect.js';
 import type { DeclaredColumn } from './table-schema.js';
 
 /**
@@ -20,6 +20,8 @@ export interface ValueSource {
 export interface InsertPlan {
   format: InsertFormat;
   file: string;
+  /** The body as DuckDB's reader reads it (csv-dialect.ts). */
+  source: CsvSource;
   /** CSV: fields per record (the header's). NDJSON: 1 (the line). */
   fieldCount: number;
   /** In the table's column order; columns the body does not give are absent. */
@@ -42,6 +44,7 @@ function listNames(names: readonly string[]): string {
  */
 export function csvPlan(
   file: string,
+  lineEnd: LineEnd,
   header: readonly string[],
   columns: readonly DeclaredColumn[],
 ): InsertPlan {
@@ -71,7 +74,15 @@ export function csvPlan(
     const at = position.get(column.name);
     return at === undefined ? [] : [{ column, text: csvField(at) }];
   });
-  return { format: 'csv', file, fieldCount: header.length, sources, pointers: [], valuesName: NDJSON_VALUES };
+  return {
+    format: 'csv',
+    file,
+    source: { parts: [{ file, firstLine: 2 }], fieldCount: header.length, lineEnd },
+    fieldCount: header.length,
+    sources,
+    pointers: [],
+    valuesName: NDJSON_VALUES,
+  };
 }
 
 /** Every column is read from each line's object; a missing key is NULL, checked per line. */
@@ -79,9 +90,25 @@ export function ndjsonPlan(file: string, columns: readonly DeclaredColumn[]): In
   return {
     format: 'ndjson',
     file,
+    source: { parts: [{ file, firstLine: 1 }], fieldCount: 1, lineEnd: 'lf' },
     fieldCount: 1,
     sources: columns.map((column, i) => ({ column, text: `${NDJSON_VALUES}[${i + 1}]` })),
     pointers: columns.map((column) => jsonPointer(column.name)),
     valuesName: NDJSON_VALUES,
   };
+}
+
+/** The reader of the plan's body; with `rejects`, faulty lines are recorded instead. */
+export function planReader(plan: InsertPlan, rejects?: { table: string; scan: string }): string {
+  return plan.format === 'csv' ? readCsv(plan.source, rejects) : readNdjsonLines(plan.source.parts, rejects);
+}
+
+/** JSON Pointer (RFC 6901) of a top-level key: exact for any key, unlike `$.key` paths. */
+export function jsonPointer(key: string): string {
+  return `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+}
+
+/** A DuckDB list literal of strings, e.g. `['a', 'b']`. */
+export function stringList(values: readonly string[]): string {
+  return `[${values.map(quoteLiteral).join(', ')}]`;
 }

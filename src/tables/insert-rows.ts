@@ -3,13 +3,21 @@ import type { Account } from '../auth/account.js';
 import { badRequest, conflict } from '../errors.js';
 import type { Database, Session } from '../storage/database.js';
 import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
-import { StorageError } from '../storage/storage-error.js';
+import { OutOfMemoryError, raise, StorageError } from '../storage/storage-error.js';
 import { convertValue } from './column-values.js';
+import { NDJSON_LINE, ndjsonBlankLine } from './csv-dialect.js';
 import { parseCsvHeader } from './csv-header.js';
+import { outOfMemory } from './csv-loader.js';
 import { trimTrailingNewlines } from './file-lines.js';
 import { diagnoseInsert } from './insert-diagnosis.js';
-import { csvPlan, type InsertFormat, type InsertPlan, ndjsonPlan } from './insert-plan.js';
-import { csvReader, NDJSON_LINE, ndjsonBlankLine, ndjsonLineReader, stringList } from './insert-readers.js';
+import {
+  csvPlan,
+  type InsertFormat,
+  type InsertPlan,
+  ndjsonPlan,
+  planReader,
+  stringList,
+} from './insert-plan.js';
 import type { ReceivedBody } from './receive-body.js';
 import { assertCanWrite, findVisibleTable, fullName, type TableRef } from './table-access.js';
 import { recordRowsAdded } from './table-catalog.js';
@@ -66,8 +74,7 @@ async function readHeader(file: string, size: number): Promise<string[]> {
 function insertStatement(plan: InsertPlan, ref: TableRef): string {
   const target = `${qualifiedName(ref.namespace, ref.tableName)} (${plan.sources.map((s) => quoteIdentifier(s.column.name)).join(', ')})`;
   const values = plan.sources.map((s) => convertValue(s.column, s.text)).join(', ');
-  if (plan.format === 'csv')
-    return `INSERT INTO ${target} SELECT ${values} FROM ${csvReader(plan.fieldCount)}`;
+  if (plan.format === 'csv') return `INSERT INTO ${target} SELECT ${values} FROM ${planReader(plan)}`;
   const pointers = stringList(plan.pointers);
   const names = stringList(plan.sources.map((s) => s.column.name));
   const wellFormed = `json_valid(${NDJSON_LINE}) AND json_type(${NDJSON_LINE}) = 'OBJECT'
@@ -76,9 +83,9 @@ function insertStatement(plan: InsertPlan, ref: TableRef): string {
     AND NOT list_has_any(json_type(${NDJSON_LINE}, ${pointers}), ['OBJECT', 'ARRAY'])`;
   return `INSERT INTO ${target} SELECT ${values} FROM (
       SELECT json_extract_string(${NDJSON_LINE}, ${pointers}) AS ${plan.valuesName}
-        FROM ${ndjsonLineReader()}
+        FROM ${planReader(plan)}
        WHERE CASE WHEN ${ndjsonBlankLine} THEN false WHEN ${wellFormed} THEN true
-             ELSE error('line is not a JSON object of the table''s columns') END)`;
+             ELSE ${raise('line is not a JSON object of the table columns')} END)`;
 }
 
 function sameColumns(a: readonly DeclaredColumn[], b: readonly DeclaredColumn[]): boolean {
@@ -104,20 +111,21 @@ export async function insertRows(
   const columns = await database.read((session) => insertableColumns(session, account, ref));
   const plan =
     format === 'csv'
-      ? csvPlan(received.file, await readHeader(received.file, size), columns)
+      ? csvPlan(received.file, received.lineEnd, await readHeader(received.file, size), columns)
       : ndjsonPlan(received.file, columns);
   try {
     return await database.write(async (session) => {
       if (!sameColumns(await insertableColumns(session, account, ref), columns)) {
         throw conflict(`table ${fullName(ref)} was replaced during the insert; send the rows again`);
       }
-      const [result] = await session.all<{ Count: bigint }>(insertStatement(plan, ref), [received.file]);
+      const [result] = await session.all<{ Count: bigint }>(insertStatement(plan, ref));
       const rows = Number(result?.Count ?? 0);
       await recordRowsAdded(session, ref, { rows, bytes: received.bytes, at: new Date() });
       return { rowsWritten: rows };
     });
   } catch (error) {
+    if (error instanceof OutOfMemoryError) throw outOfMemory(plan.fieldCount);
     if (!(error instanceof StorageError)) throw error;
-    throw (await database.read((session) => diagnoseInsert(session, plan))) ?? error;
+    throw (await database.read((session) => diagnoseInsert(session, plan, error))) ?? error;
   }
 }

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { ulid } from 'ulid';
 import { bodyToFile } from './body-to-file.js';
+import type { LineEnd } from './csv-dialect.js';
+import { CsvRecordScanner } from './csv-record-scanner.js';
 
 /**
  * Streams a raw request body (an insert's CSV or NDJSON) to a temporary file, so DuckDB's
@@ -14,6 +16,8 @@ export interface ReceivedBody {
   file: string;
   /** Bytes of the body as sent. */
   bytes: number;
+  /** The body's line end (CSV; LF for NDJSON and bodies of one line). */
+  lineEnd: LineEnd;
 }
 
 /**
@@ -41,19 +45,44 @@ class DropCarriageReturns extends Transform {
   }
 }
 
+/** Checks the body's records on the way to disk (csv-record-scanner.ts): a problem fails it. */
+class ScanRecords extends Transform {
+  readonly scanner: CsvRecordScanner;
+
+  constructor(format: 'csv' | 'ndjson') {
+    super();
+    this.scanner = new CsvRecordScanner({ format });
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    try {
+      this.scanner.scan(chunk);
+      callback(null, chunk);
+    } catch (error) {
+      callback(error as Error);
+    }
+  }
+
+  override _flush(callback: TransformCallback): void {
+    try {
+      this.scanner.end();
+      callback();
+    } catch (error) {
+      callback(error as Error);
+    }
+  }
+}
+
 export async function receiveBody(
   body: Readable,
   tmpDir: string,
   maxBytes: number,
-  options: { dropCarriageReturns: boolean },
+  format: 'csv' | 'ndjson',
 ): Promise<ReceivedBody> {
   await fs.mkdir(tmpDir, { recursive: true });
   const file = path.join(tmpDir, `insert-${ulid()}`);
-  const bytes = await bodyToFile(
-    body,
-    file,
-    maxBytes,
-    options.dropCarriageReturns ? [new DropCarriageReturns()] : [],
-  );
-  return { file, bytes };
+  const scan = new ScanRecords(format);
+  const transforms = format === 'ndjson' ? [new DropCarriageReturns(), scan] : [scan];
+  const bytes = await bodyToFile(body, file, maxBytes, transforms);
+  return { file, bytes, lineEnd: scan.scanner.lineEnd ?? 'lf' };
 }

@@ -17,11 +17,6 @@ import { badRequest } from '../errors.js';
 /** Fields other than `data` are kept as raw JSON text; this bounds them. */
 const MAX_OTHER_FIELDS_BYTES = 1_048_576;
 const MAX_KEY_BYTES = 1024;
-/**
- * How much of the start of the CSV is kept: for checking the header, and as the sample
- * from which column types are inferred while the rest of the body is still arriving.
- */
-export const HEAD_BYTES = 1 << 21;
 /** Decoded bytes are passed on in batches: one write of 1 MB costs far less than sixteen of 64 KB. */
 const BATCH_BYTES = 1 << 20;
 /** JSON.parse is fastest on pieces of this size (measured: 64 KB twice as fast as 1 MB). */
@@ -126,8 +121,6 @@ export interface DecodedUploadBody {
   hasData: boolean;
   /** Bytes of CSV emitted (after JSON unescaping). */
   dataBytes: number;
-  /** The first bytes of the CSV, for checking the header without reading the file back. */
-  head: Buffer;
 }
 
 export class UploadBodyDecoder extends Transform {
@@ -150,8 +143,6 @@ export class UploadBodyDecoder extends Transform {
   private carry: Buffer = EMPTY;
   private hasData = false;
   private dataBytes = 0;
-  private readonly headChunks: Buffer[] = [];
-  private headLength = 0;
   private batch: Buffer[] = [];
   private batchLength = 0;
 
@@ -173,14 +164,7 @@ export class UploadBodyDecoder extends Transform {
       return;
     }
     this.pushBatch();
-    const head = Buffer.concat(this.headChunks, this.headLength);
-    if (this.headLength < HEAD_BYTES) this.emit('head', head, true);
-    this.result = {
-      fields: this.fields,
-      hasData: this.hasData,
-      dataBytes: this.dataBytes,
-      head,
-    };
+    this.result = { fields: this.fields, hasData: this.hasData, dataBytes: this.dataBytes };
     callback();
   }
 
@@ -264,13 +248,6 @@ export class UploadBodyDecoder extends Transform {
   }
 
   private emitData(bytes: Buffer): void {
-    if (this.headLength < HEAD_BYTES) {
-      const take = bytes.subarray(0, HEAD_BYTES - this.headLength);
-      this.headChunks.push(take);
-      this.headLength += take.length;
-      if (this.headLength === HEAD_BYTES)
-        this.emit('head', Buffer.concat(this.headChunks, this.headLength), false);
-    }
     this.dataBytes += bytes.length;
     this.batch.push(bytes);
     this.batchLength += bytes.length;

@@ -1,89 +1,132 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { ulid } from 'ulid';
 import type { Account } from '../auth/account.js';
 import { badRequest, forbidden } from '../errors.js';
 import type { Database } from '../storage/database.js';
-import { bodyToFile, discard } from './body-to-file.js';
-import type { InferredType } from './csv-column-types.js';
-import { parseCsvHeader, validateColumnNames } from './csv-header.js';
-import { inferFromSample, type LoadedColumn, replaceTableWithCsv } from './csv-loader.js';
-import { trimTrailingNewlines } from './file-lines.js';
+import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
+import { InterruptedError } from '../storage/storage-error.js';
+import { ClientGoneError, receiveInto } from './body-to-file.js';
+import type { LineEnd } from './csv-dialect.js';
+import { type LoadedColumn, type PartFeed, StagedLoad } from './csv-loader.js';
 import { saveTable } from './table-catalog.js';
 import { uploadedTableName, validateTableName } from './table-name.js';
 import { UploadBodyDecoder } from './upload-body-decoder.js';
+import { partsFolder, type UploadPart, UploadParts } from './upload-parts.js';
 
 /**
- * The CSV upload operation (spec §4.1): the JSON body streams through the decoder into a
- * temporary file, then one write transaction loads it with DuckDB's reader and replaces the
- * table, so readers see the old table or the new one and a failure leaves the old one.
+ * The CSV upload operation (spec §4.1). The JSON body streams through the decoder into
+ * parts on disk (upload-parts.ts); the first part gives the column types, and each part is
+ * loaded into a staging table as soon as it is written (csv-loader.ts), so the load runs
+ * while the rest arrives. Once all is loaded, one write transaction renames the staging
+ * table over the target and records it: readers see the old table or the new one, and any
+ * failure leaves the old one.
  */
 
 export interface ReceivedUpload {
-  /** The decoded CSV on disk; the caller removes it with `discard`. */
-  file: string;
+  /** The folder of the CSV's parts; the caller removes it with `discardUpload`. */
+  dir: string;
   fields: Map<string, unknown>;
   hasData: boolean;
+  /** Bytes of CSV, as decoded from `data`. */
   dataBytes: number;
-  head: Buffer;
-  /** Column types inferred from the first rows while the body was arriving. */
-  sampled?: Promise<InferredType[] | undefined>;
+  /** Bytes of CSV stored: trailing blank lines not counted. */
+  csvBytes: number;
+  /** The header's names; undefined for an empty CSV. */
+  columns: string[] | undefined;
+  load: StagedLoad | undefined;
+}
+
+/** The parts as the loader takes them: whatever has arrived since it last asked. */
+class PartQueue implements PartFeed {
+  private parts: UploadPart[] = [];
+  private bytes = 0;
+  private ended = false;
+  private failure: Error | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(readonly lineEnd: () => LineEnd) {}
+
+  push(part: UploadPart): void {
+    this.parts.push(part);
+    this.bytes += part.bytes;
+    this.wake?.();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake?.();
+  }
+
+  fail(error: Error): void {
+    this.failure = error;
+    this.wake?.();
+  }
+
+  async next(bytes: number): Promise<UploadPart[]> {
+    while ((this.parts.length === 0 || this.bytes < bytes) && !this.ended && !this.failure) {
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = undefined;
+    }
+    if (this.failure) throw this.failure;
+    const parts = this.parts;
+    this.parts = [];
+    this.bytes = 0;
+    return parts;
+  }
 }
 
 /**
- * Streams `body` to a temporary file through the byte limit and the decoder. The body
- * stream itself is never destroyed here: after an early error the HTTP layer still has to
- * answer on its connection.
+ * Receives an upload's body: decodes it to CSV parts on disk and starts loading them into a
+ * staging table of `namespace` as they come. The body stream itself is never destroyed here:
+ * after an early error the HTTP layer still has to answer on its connection.
  */
 export async function receiveUpload(
   body: Readable,
   tmpDir: string,
   maxBytes: number,
-  database?: Database,
+  database: Database,
+  namespace: string,
 ): Promise<ReceivedUpload> {
-  await fs.mkdir(tmpDir, { recursive: true });
-  const file = path.join(tmpDir, `upload-${ulid()}.csv`);
+  const id = ulid();
+  const dir = await partsFolder(tmpDir, id);
   const decoder = new UploadBodyDecoder();
-  let sampled: Promise<InferredType[] | undefined> | undefined;
-  if (database) {
-    decoder.once('head', (head: Buffer, complete: boolean) => {
-      sampled = complete ? undefined : startSampleInference(database, `${file}.sample`, head);
-    });
+  const parts = new UploadParts(dir);
+  const queue = new PartQueue(() => parts.lineEnd);
+  let load: StagedLoad | undefined;
+  parts.events.on('part', (part) => {
+    queue.push(part);
+    if (load || !parts.columns) return;
+    load = new StagedLoad(database, { namespace, jobId: id, columnNames: parts.columns }, queue, (error) =>
+      parts.stop(error),
+    );
+  });
+  try {
+    await receiveInto(body, maxBytes, [decoder, parts]);
+    queue.end();
+  } catch (error) {
+    queue.fail(error as Error);
+    await discardUpload({ dir, load });
+    throw error;
   }
-  await bodyToFile(body, file, maxBytes, [decoder]);
   const decoded = decoder.result;
   if (!decoded) {
-    await discard(file);
+    await discardUpload({ dir, load });
     throw badRequest('malformed JSON body: the body ended early');
   }
-  return { file, ...decoded, ...(sampled ? { sampled } : {}) };
+  return { dir, ...decoded, csvBytes: parts.bytes, columns: parts.columns, load };
 }
 
-/**
- * Types are inferred from the first rows while the rest of the body streams in, so that
- * inference costs no time of its own. The sample ends at the last line end of the head;
- * a quoted value cut there is a faulty last line, which inference skips.
- */
-function startSampleInference(
-  database: Database,
-  sampleFile: string,
-  head: Buffer,
-): Promise<InferredType[] | undefined> | undefined {
-  let columns: number;
-  try {
-    const header = parseCsvHeader(head, false);
-    if (!header) return undefined;
-    columns = header.columns.length;
-  } catch {
-    return undefined; // The load reports a bad header properly.
+/** Stops an upload's load and removes everything it left: parts, staging table. */
+export async function discardUpload(received: Pick<ReceivedUpload, 'dir' | 'load'>): Promise<void> {
+  const { load } = received;
+  if (load) {
+    load.abandon();
+    if (await load.result.catch(() => undefined)) await load.drop();
   }
-  const cut = head.lastIndexOf(0x0a);
-  if (cut < 0) return undefined;
-  return fs
-    .writeFile(sampleFile, head.subarray(0, cut + 1))
-    .then(() => inferFromSample(database, sampleFile, columns))
-    .catch(() => undefined);
+  await fs.rm(received.dir, { recursive: true, force: true });
 }
 
 interface UploadFields {
@@ -108,48 +151,55 @@ export interface StoredUpload {
   tableName: string;
   rowCount: number;
   columns: LoadedColumn[];
+  /** The load's steps, for the log (StagedTable.steps). */
+  steps: string;
 }
 
-/** Stores a received upload as `<handle>.dataset_<table_name>`. */
+/**
+ * Stores a received upload as `<handle>.dataset_<table_name>`, once its load has finished.
+ * `gone` aborts when the client leaves before the answer: the load is interrupted and
+ * nothing is stored.
+ */
 export async function storeUpload(
   database: Database,
   account: Account,
   received: ReceivedUpload,
+  gone?: AbortSignal,
 ): Promise<StoredUpload> {
   const fields = readFields(received);
   if (fields.isPrivate && account.plan !== 'premium') {
     throw forbidden('private tables need a premium plan; upload with "is_private": false or upgrade the key');
   }
-  const size = await trimTrailingNewlines(received.file);
-  const header =
-    size > 0
-      ? parseCsvHeader(received.head.subarray(0, size), received.dataBytes <= received.head.length)
-      : undefined;
-  if (!header) throw badRequest('field "data" is empty: it must hold a CSV with a header line');
-  validateColumnNames(header.columns);
-
+  const { load } = received;
+  if (!received.columns || !load)
+    throw badRequest('field "data" is empty: it must hold a CSV with a header line');
+  const abandon = () => load.abandon();
+  gone?.addEventListener('abort', abandon);
+  let staged: Awaited<StagedLoad['result']>;
+  try {
+    if (gone?.aborted) abandon();
+    staged = await load.result;
+  } catch (error) {
+    if (error instanceof InterruptedError && gone?.aborted) throw new ClientGoneError();
+    throw error;
+  } finally {
+    gone?.removeEventListener('abort', abandon);
+  }
   const namespace = account.handle;
   const tableName = uploadedTableName(fields.tableName);
-  const loaded = await replaceTableWithCsv(
-    database,
-    {
-      file: received.file,
-      columnNames: header.columns,
+  await database.write(async (session) => {
+    await session.run(`DROP TABLE IF EXISTS ${qualifiedName(namespace, tableName)}`);
+    await session.run(`ALTER TABLE ${load.qualified} RENAME TO ${quoteIdentifier(tableName)}`);
+    await saveTable(session, {
       namespace,
-      table: tableName,
-      jobId: ulid(),
-      ...(received.sampled ? { sampled: received.sampled } : {}),
-    },
-    (session, loaded) =>
-      saveTable(session, {
-        namespace,
-        tableName,
-        description: fields.description,
-        isPrivate: fields.isPrivate,
-        updatedAt: new Date(),
-        rowCount: loaded.rowCount,
-        sizeBytes: size,
-      }),
-  );
-  return { tableName, rowCount: loaded.rowCount, columns: loaded.columns };
+      tableName,
+      description: fields.description,
+      isPrivate: fields.isPrivate,
+      updatedAt: new Date(),
+      rowCount: staged.rowCount,
+      sizeBytes: received.csvBytes,
+    });
+  });
+  load.renamed();
+  return { tableName, rowCount: staged.rowCount, columns: staged.columns, steps: staged.steps };
 }

@@ -206,10 +206,7 @@ describe('POST /v1/table/{namespace}/{table_name}/insert with text/csv', () => {
     const cases: [string | Buffer, string][] = [
       ['id,label\n1,a\n2,b,c\n', 'CSV line 3 has more fields than the 2 columns of the header'],
       ['id,label\n1,a\n2\n', 'CSV line 3 has fewer fields than the 2 columns of the header'],
-      [
-        'id,label\n1,"a\n2,b\n',
-        'CSV line 2: a quoted value is not closed, or text follows its closing quote',
-      ],
+      ['id,label\n1,"a\n2,b\n', 'CSV line 2: a quoted value is not closed (its closing quote is missing)'],
       [
         Buffer.concat([Buffer.from('id,label\n1,a\n2,'), Buffer.from([0xff, 0xfe]), Buffer.from('\n')]),
         'CSV line 3 is not valid UTF-8',
@@ -234,7 +231,10 @@ describe('POST /v1/table/{namespace}/{table_name}/insert with text/csv', () => {
       ],
       ['id,label,id\n1,a,1\n', 'CSV line 1 (the header) names "id" more than once'],
       ['label\na\n', 'CSV line 1 (the header) does not name "id", which is not nullable'],
-      ['id,"label\n1,a\n', 'CSV line 1 (the header): a quoted column name is never closed'],
+      [
+        'id,"label\n1,a\n',
+        'CSV line 1 (the header): a quoted value is not closed (its closing quote is missing)',
+      ],
     ];
     for (const [csv, message] of cases) {
       expect(await calls.insert(KEYS.alice, table, csv)).toEqual({ status: 400, body: { error: message } });

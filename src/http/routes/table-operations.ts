@@ -68,7 +68,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
     await checkInsertTarget(deps.database, account, ref);
-    const received = await receiveBody(req, tmpDir, maxBytes, { dropCarriageReturns: format === 'ndjson' });
+    const received = await receiveBody(req, tmpDir, maxBytes, format);
     try {
       const outcome = await insertRows(deps.database, account, ref, format, received);
       recordStoredBytes(res, received.bytes);

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Request, Response, Router } from 'express';
-import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
+import { payloadTooLarge } from '../../tables/body-to-file.js';
 import { listTables } from '../../tables/table-catalog.js';
-import { receiveUpload, storeUpload } from '../../tables/upload-csv.js';
+import { discardUpload, receiveUpload, storeUpload } from '../../tables/upload-csv.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { requireJson } from '../content-type.js';
@@ -26,11 +26,16 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
     requireJson(req);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+    // A client that leaves before the answer interrupts its load: nobody would learn its outcome.
+    const gone = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const started = performance.now();
-    const received = await receiveUpload(req, tmpDir, maxBytes, deps.database);
+    const received = await receiveUpload(req, tmpDir, maxBytes, deps.database, account.handle);
     const receivedAt = performance.now();
     try {
-      const stored = await storeUpload(deps.database, account, received);
+      const stored = await storeUpload(deps.database, account, received, gone.signal);
       // Where a large upload's time went: reading the body, then DuckDB loading it.
       deps.logger.info(
         {
@@ -38,14 +43,16 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
           rows: stored.rowCount,
           csvBytes: received.dataBytes,
           receiveMs: Math.round(receivedAt - started),
+          // The load runs while the body arrives: this is what remained after it had.
           loadMs: Math.round(performance.now() - receivedAt),
+          loadSteps: stored.steps,
         },
         'upload stored',
       );
       recordStoredBytes(res, received.dataBytes);
       res.json({ success: true, table_name: stored.tableName });
     } finally {
-      await discard(received.file);
+      await discardUpload(received);
     }
   };
 
