@@ -11,8 +11,13 @@ export interface Child {
 }
 
 /** Runs a TypeScript file of this project in a child Node process (through tsx). */
-export function runTs(file: string, args: string[] = [], env: Record<string, string> = {}): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+export function runTs(
+  file: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Child {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -53,14 +58,20 @@ export function peakRss(pid: number): number {
 export async function startServiceProcess(
   dataDir: string,
   env: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<{ child: Child; url: string; stop: () => Promise<void> }> {
-  const child = runTs('src/cli/main.ts', ['serve'], {
-    PORT: '0',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    RATE_LIMITS: 'off',
-    ...env,
-  });
+  const child = runTs(
+    'src/cli/main.ts',
+    ['serve'],
+    {
+      PORT: '0',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      RATE_LIMITS: 'off',
+      ...env,
+    },
+    nodeArgs,
+  );
   const url = await waitForLine(child, /Serving on (http:\/\/\S+)/);
   return {
     child,

@@ -14,11 +14,12 @@ import { runTs, startServiceProcess, waitForLine } from './processes.js';
  * the CPU time each server spends per request, also reported, is the steadier comparison.
  */
 
-const KEY = 'bench-key-00000001';
+export const SERVING_KEY = 'bench-key-00000001';
+const KEY = SERVING_KEY;
 const DURATION_SECONDS = Number(process.env.BENCH_SERVING_SECONDS ?? 8);
 const CONNECTIONS = 10;
 
-const REQUESTS: { name: string; path: string; target?: string }[] = [
+export const SERVING_REQUESTS: { name: string; path: string; target?: string }[] = [
   {
     name: 'metrics, no parameters',
     path: '/api/v1/restaking/avs-stats?queryID=3693850',
@@ -79,10 +80,12 @@ async function floor(
   }
 }
 
-async function waitForMetrics(url: string): Promise<void> {
+export async function waitForMetrics(url: string): Promise<void> {
   const until = Date.now() + 300_000;
   for (;;) {
-    const response = await fetch(`${url}${REQUESTS[0]?.path}`, { headers: { 'x-service-api-key': KEY } });
+    const response = await fetch(`${url}${SERVING_REQUESTS[0]?.path}`, {
+      headers: { 'x-service-api-key': KEY },
+    });
     const body = (await response.json()) as { state?: string };
     if (body.state === 'QUERY_STATE_COMPLETED') return;
     if (Date.now() > until) throw new Error(`the metrics never completed: ${JSON.stringify(body)}`);
@@ -96,7 +99,7 @@ export async function runServingBenchmark(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   try {
     await waitForMetrics(service.url);
-    for (const request of REQUESTS) {
+    for (const request of SERVING_REQUESTS) {
       const response = await fetch(`${service.url}${request.path}`, {
         headers: { 'x-service-api-key': KEY },
       });
