@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Request, Response, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
 import type { ServiceMetrics } from '../../metrics/service-metrics.js';
@@ -22,11 +23,14 @@ export function parseQueryId(text: string | undefined, what: string): number {
   return id;
 }
 
+/** What parameter checks read of a request: its URL (the metrics endpoint's fast lane has no express request). */
+type RequestUrl = Pick<Request, 'originalUrl'>;
+
 /** The official clients send a saved query's parameters as `params.<name>`. */
 const noQueryParameters = (name: string) =>
   name.startsWith('params.') ? `saved queries take no parameters; remove "${name}"` : undefined;
 
-function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
+function resultParams(req: RequestUrl, extra: readonly string[] = []): Map<string, string> {
   return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], noQueryParameters);
 }
 
@@ -35,7 +39,7 @@ function resultParams(req: Request, extra: readonly string[] = []): Map<string, 
  * and checking them again is a good part of the work of answering one from the cache.
  * Query strings with a key in them are never kept.
  */
-function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
+function checkedOnce<T>(check: (req: RequestUrl) => T): (req: RequestUrl) => T {
   // Bounded by bytes: query strings can be long; an entry costs about its key twice over.
   const recent = new LruCache<{ checked: T; bytes: number }>(1 << 20, (entry) => entry.bytes);
   return (req) => {
@@ -51,15 +55,24 @@ function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
   };
 }
 
-/** Writes a prepared answer: one writeHead, one write of the ready bytes. */
-export function send(res: Response, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
-  res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
+/** Writes a prepared answer: one writeHead, one write of the ready bytes, framed by their length. */
+export function send(
+  res: ServerResponse,
+  answer: Answer,
+  metrics: ServiceMetrics,
+  format: ResultFormat,
+): void {
+  res.writeHead(answer.status, {
+    'Content-Type': answer.contentType,
+    'Content-Length': answer.body.length,
+    ...answer.headers,
+  });
   res.end(answer.body);
   metrics.datapointsServed(format, answer.datapoints);
 }
 
 /** The spec's metrics endpoint names its query in `queryID`, which must be the metrics query. */
-function checkMetricsRequest(req: Request): ResultRequest {
+function checkMetricsRequest(req: RequestUrl): ResultRequest {
   const params = resultParams(req, ['queryID']);
   const given = params.get('queryID');
   if (given === undefined)
@@ -73,17 +86,27 @@ function checkMetricsRequest(req: Request): ResultRequest {
   return parseResultRequest(params);
 }
 
+/**
+ * The metrics endpoint's answer to a request, given its URL (path and query string) and the
+ * prefix it came in on (`/v1`, `/api/v1`): for the route below and for the fast lane in front
+ * of express (`../fast-lane.ts`), which must answer exactly alike.
+ */
+export function metricsAnswerer(results: AppDeps['results']) {
+  const metricsRequest = checkedOnce(checkMetricsRequest);
+  return (req: RequestUrl, prefix: string): Promise<Answer> =>
+    results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', prefix);
+}
+
 export function resultRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
   const { results, metrics } = deps;
-  const metricsRequest = checkedOnce(checkMetricsRequest);
+  const metricsAnswer = metricsAnswerer(results);
   const resultRequest = checkedOnce((req) => parseResultRequest(resultParams(req)));
 
   router
     .route('/restaking/avs-stats')
     .get(auth, async (req: Request, res: Response) => {
-      const answer = await results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', req.baseUrl);
-      send(res, answer, metrics, 'json');
+      send(res, await metricsAnswer(req, req.baseUrl), metrics, 'json');
     })
     .all(methodNotAllowed('GET'));
 
