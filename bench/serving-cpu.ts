@@ -5,7 +5,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { median } from './bench-table.js';
 import { type Child, runTs, startServiceProcess, waitForLine } from './processes.js';
-import { SERVING_KEY, SERVING_REQUESTS, waitForMetrics } from './serving.js';
+import { SERVING_KEY, SERVING_REQUESTS, SERVING_SETUPS, waitForMetrics, warmUp } from './serving.js';
 
 /**
  * CPU time per request of the service and of the Express floor, each server alone on CPU 0
@@ -14,11 +14,12 @@ import { SERVING_KEY, SERVING_REQUESTS, waitForMetrics } from './serving.js';
  * process's (GC helpers, DuckDB's threads, the kernel's work on its sockets).
  *
  *   npx tsx bench/serving-cpu.ts [--seconds 8] [--rounds 3] [--cases 0,2] [--no-floor]
- *                                [--profile DIR] [NAME=VALUE …]
+ *                                [--deployed] [--profile DIR] [NAME=VALUE …]
  *
- * NAME=VALUE pairs go to the service's environment (RATE_LIMITS=…, LOG_LEVEL=info …; the
- * defaults are those of `npm run bench`: RATE_LIMITS=off, LOG_LEVEL=warn). `--profile DIR`
- * runs the service with `--cpu-prof` and writes its profile into DIR.
+ * The service runs as in `npm run bench` (RATE_LIMITS=off, LOG_LEVEL=warn), or with
+ * `--deployed` as deployed (request log and rate limits on); NAME=VALUE pairs go to its
+ * environment besides. `--profile DIR` runs the service with `--cpu-prof` and writes its
+ * profile into DIR.
  */
 
 const args = process.argv.slice(2);
@@ -32,11 +33,14 @@ const PROFILE_DIR = option('--profile', '');
 /** Which of the serving benchmark's requests, by index (all by default). */
 const CASES = option('--cases', '').split(',').filter(Boolean).map(Number);
 const WITH_FLOOR = !args.includes('--no-floor');
-const ENV = Object.fromEntries(
-  args
-    .filter((a) => /^[A-Z_]+=/.test(a))
-    .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
-);
+const ENV = {
+  ...(args.includes('--deployed') ? SERVING_SETUPS.deployed : {}),
+  ...Object.fromEntries(
+    args
+      .filter((a) => /^[A-Z_]+=/.test(a))
+      .map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)]),
+  ),
+};
 const CONNECTIONS = 10;
 const SERVER_CPU = '0';
 const LOAD_CPU = '1';
@@ -76,6 +80,7 @@ interface Measured {
 async function measure(url: string, pid: number): Promise<Measured> {
   // Pinned again before each load: threads started since (DuckDB starts some lazily) follow.
   await pin(pid, SERVER_CPU);
+  await warmUp(url);
   const before = cpu(pid);
   const result = await autocannon({
     url,
@@ -137,7 +142,8 @@ try {
   if (PROFILE_DIR) await new Promise((resolve) => setTimeout(resolve, 2000));
   const pid = service.child.process.pid as number;
   for (const [index, request] of SERVING_REQUESTS.entries()) {
-    if (CASES.length > 0 && !CASES.includes(index)) continue;
+    // The setups of the serving benchmark are chosen here by NAME=VALUE or --deployed.
+    if (request.setup !== undefined || (CASES.length > 0 && !CASES.includes(index))) continue;
     const response = await fetch(`${service.url}${request.path}`, {
       headers: { 'x-service-api-key': SERVING_KEY },
     });
