@@ -4,7 +4,7 @@ import fs from 'node:fs';
  * Where a server's main thread spent its time under load, from a `--cpu-prof` profile (as
  * `bench/serving-cpu.ts --profile DIR` writes): self time by category, the top functions by
  * self time, and the service's own functions by inclusive time. Only the load is counted:
- * the samples after the profile's last idle second (serving-cpu idles 2 s before its load),
+ * the samples after the profile's last idle second (serving-cpu idles 2 s before each load),
  * so start-up is left out. Built-in functions without a script (JSON.stringify, a hash) are
  * counted in the category of the JavaScript that called them.
  *

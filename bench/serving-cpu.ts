@@ -81,6 +81,8 @@ async function measure(url: string, pid: number): Promise<Measured> {
   // Pinned again before each load: threads started since (DuckDB starts some lazily) follow.
   await pin(pid, SERVER_CPU);
   await warmUp(url);
+  // A profile counts the load after its last idle second: the warm-up is left out.
+  if (PROFILE_DIR) await new Promise((resolve) => setTimeout(resolve, 2000));
   const before = cpu(pid);
   const result = await autocannon({
     url,
@@ -138,8 +140,6 @@ console.log(
 console.log(`service environment: ${JSON.stringify(ENV)}${PROFILE_DIR ? ', profiled' : ''}`);
 try {
   await waitForMetrics(service.url);
-  // An idle gap that tells a profile's load from the start-up (cpu-profile-summary.ts).
-  if (PROFILE_DIR) await new Promise((resolve) => setTimeout(resolve, 2000));
   const pid = service.child.process.pid as number;
   for (const [index, request] of SERVING_REQUESTS.entries()) {
     // The setups of the serving benchmark are chosen here by NAME=VALUE or --deployed.
