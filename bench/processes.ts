@@ -10,6 +10,9 @@ export interface Child {
   exited: Promise<number | string>;
 }
 
+/** Characters of a child's output kept (its last ones). */
+const OUTPUT_KEPT = 1 << 20;
+
 /** Runs a TypeScript file of this project in a child Node process (through tsx). */
 export function runTs(
   file: string,
@@ -23,12 +26,13 @@ export function runTs(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (c) => {
-    output += c;
-  });
-  child.stderr?.on('data', (c) => {
-    output += c;
-  });
+  // Only the tail is kept: a server logging every request writes megabytes in a benchmark.
+  const append = (chunk: Buffer) => {
+    output += chunk;
+    if (output.length > 2 * OUTPUT_KEPT) output = output.slice(-OUTPUT_KEPT);
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? '?')),
   );

@@ -8,28 +8,51 @@ import { cpuSeconds, runTs, startServiceProcess, waitForLine } from './processes
 /**
  * Requests per second and p99 latency of typical results requests against the service,
  * and, in the same run, against a minimal Express 5 app and bare node:http answering the
- * same bytes: the framework's floor and the platform's. Target (issue 4): at least 0.8×
- * the minimal Express app for the first two requests. The load generator shares the
- * machine's cores with the servers, so requests per second are noisy on a small machine;
- * the CPU time each server spends per request, also reported, is the steadier comparison.
+ * same bytes: the framework's floor and the platform's. Targets (issue 17): every page at
+ * least 0.9× the minimal Express app, `sample_count` at least 0.8×, p99 no worse. The
+ * service runs as `npm run bench` always ran it (request log off, rate limits off), and once
+ * more as deployed (request log on, rate limits on, with a limit the load never reaches) for
+ * the first page. The load generator shares the machine's cores with the servers, so
+ * requests per second are noisy on a small machine; the CPU time each server spends per
+ * request, also reported, is the steadier comparison (`bench/serving-cpu.ts` measures it
+ * with each server alone on a core).
  */
 
-const KEY = 'bench-key-00000001';
+export const SERVING_KEY = 'bench-key-00000001';
+const KEY = SERVING_KEY;
 const DURATION_SECONDS = Number(process.env.BENCH_SERVING_SECONDS ?? 8);
 const CONNECTIONS = 10;
 
-const REQUESTS: { name: string; path: string; target?: string }[] = [
+/** How the service runs: as the benchmark always ran it, or as deployed. */
+type Setup = 'bench' | 'deployed';
+
+export const SERVING_SETUPS: Record<Setup, Record<string, string>> = {
+  bench: {},
+  deployed: { LOG_LEVEL: 'info', RATE_LIMITS: 'free:600/60,premium:100000000/600' },
+};
+
+export const SERVING_REQUESTS: { name: string; path: string; target?: string; setup?: Setup }[] = [
   {
     name: 'metrics, no parameters',
     path: '/api/v1/restaking/avs-stats?queryID=3693850',
-    target: '≥ 0.8× Express',
+    target: '≥ 0.9× Express',
   },
   {
     name: 'metrics, filters+sort_by+limit+columns',
     path: `/api/v1/restaking/avs-stats?queryID=3693850&filters=${encodeURIComponent('num_operators > 5 AND total_TVL > 0')}&sort_by=${encodeURIComponent('num_stakers desc')}&limit=10&columns=avs_name,avs_contract_address,num_operators,num_stakers,total_TVL`,
+    target: '≥ 0.9× Express',
+  },
+  {
+    name: 'metrics, sample_count=10',
+    path: '/api/v1/restaking/avs-stats?queryID=3693850&sample_count=10',
     target: '≥ 0.8× Express',
   },
-  { name: 'metrics, sample_count=10', path: '/api/v1/restaking/avs-stats?queryID=3693850&sample_count=10' },
+  {
+    name: 'metrics, no parameters, request log and rate limits on',
+    path: '/api/v1/restaking/avs-stats?queryID=3693850',
+    target: '≥ 0.9× Express',
+    setup: 'deployed',
+  },
 ];
 
 interface Load {
@@ -39,7 +62,16 @@ interface Load {
   cpuMicros: number;
 }
 
+/**
+ * Load not measured, before each measured one: each round starts the floors afresh, and a
+ * server's first second (compiling its hot functions) would count against it.
+ */
+export async function warmUp(url: string): Promise<void> {
+  await autocannon({ url, connections: CONNECTIONS, duration: 1, headers: { 'x-service-api-key': KEY } });
+}
+
 async function load(url: string, pid: number): Promise<Load> {
+  await warmUp(url);
   const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url,
@@ -69,10 +101,12 @@ async function floor(
   }
 }
 
-async function waitForMetrics(url: string): Promise<void> {
+export async function waitForMetrics(url: string): Promise<void> {
   const until = Date.now() + 300_000;
   for (;;) {
-    const response = await fetch(`${url}${REQUESTS[0]?.path}`, { headers: { 'x-service-api-key': KEY } });
+    const response = await fetch(`${url}${SERVING_REQUESTS[0]?.path}`, {
+      headers: { 'x-service-api-key': KEY },
+    });
     const body = (await response.json()) as { state?: string };
     if (body.state === 'QUERY_STATE_COMPLETED') return;
     if (Date.now() > until) throw new Error(`the metrics never completed: ${JSON.stringify(body)}`);
@@ -81,12 +115,24 @@ async function waitForMetrics(url: string): Promise<void> {
 }
 
 export async function runServingBenchmark(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const setup of Object.keys(SERVING_SETUPS) as Setup[]) {
+    const requests = SERVING_REQUESTS.filter((request) => (request.setup ?? 'bench') === setup);
+    rows.push(...(await runSetup(setup, requests)));
+  }
+  return rows;
+}
+
+async function runSetup(setup: Setup, requests: typeof SERVING_REQUESTS): Promise<BenchRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-serving-'));
-  const service = await startServiceProcess(path.join(dir, 'data'), { API_KEYS: `${KEY}=bench:premium` });
+  const service = await startServiceProcess(path.join(dir, 'data'), {
+    API_KEYS: `${KEY}=bench:premium`,
+    ...SERVING_SETUPS[setup],
+  });
   const rows: BenchRow[] = [];
   try {
     await waitForMetrics(service.url);
-    for (const request of REQUESTS) {
+    for (const request of requests) {
       const response = await fetch(`${service.url}${request.path}`, {
         headers: { 'x-service-api-key': KEY },
       });

@@ -28,6 +28,8 @@ export const DEV_KEY_FILE_NAME = 'dev-api-key.txt';
 
 /** How often a server looks at the key file at most, in ms. */
 const RELOAD_INTERVAL_MS = 500;
+/** Keys remembered after a successful identification; past this the oldest is forgotten. */
+const MAX_REMEMBERED_KEYS = 10_000;
 
 function hashKey(key: string): string {
   return hash('sha256', key);
@@ -65,8 +67,20 @@ function writeKeyFile(file: string, contents: KeyFile): void {
   fs.renameSync(temporary, file);
 }
 
+export interface Identity {
+  account: Account;
+  /** The key's SHA-256 hash: names the key (rate limits count per key) without revealing it. */
+  keyId: string;
+}
+
 export class KeyStore {
   private byHash = new Map<string, Account>();
+  /**
+   * Keys that identified an account, by the key itself, so that a key is hashed once and not
+   * on every request (issue 17). Only keys that matched are kept (a client sending random
+   * keys fills nothing), and the map is emptied whenever the keys are reloaded.
+   */
+  private identified = new Map<string, Identity>();
   private fileStamp = '';
   private lastCheck = 0;
 
@@ -91,18 +105,27 @@ export class KeyStore {
   }
 
   /**
-   * The account a key belongs to and the key's id, its SHA-256 hash: it names the key (rate
-   * limits count per key) without revealing it. Keys are compared by their hashes, so how
-   * long a lookup takes can depend only on the hash of what was sent, which tells an
-   * attacker nothing about any real key.
+   * The account a key belongs to and the key's id, its SHA-256 hash. A key not seen before
+   * is compared by its hash, so how long that takes can depend only on the hash of what was
+   * sent, which tells an attacker nothing about any real key. A key that identified before
+   * is found by itself: V8 compares two strings' contents only when their lengths and hashes
+   * are equal, so a guess is turned away by a hash here too.
    */
-  identify(key: string): { account: Account; keyId: string } | undefined {
+  identify(key: string): Identity | undefined {
     if (key === '' || key.length > 512) return undefined;
-    const keyId = hashKey(key);
+    // Before the lookup: a reload empties the remembered keys.
     this.reloadIfChanged(false);
+    const known = this.identified.get(key);
+    if (known) return known;
+    const keyId = hashKey(key);
     let account = this.byHash.get(keyId);
     if (!account && this.reloadIfChanged(true)) account = this.byHash.get(keyId);
-    return account && { account, keyId };
+    if (!account) return undefined;
+    const identity = { account, keyId };
+    this.identified.set(key, identity);
+    if (this.identified.size > MAX_REMEMBERED_KEYS)
+      this.identified.delete(this.identified.keys().next().value as string);
+    return identity;
   }
 
   /** Re-reads the key file when it changed; `force` skips the rate limit on checks. */
@@ -140,6 +163,7 @@ export class KeyStore {
       byHash.set(hashKey(key.key), { handle: key.handle, plan: key.plan, admin: key.admin });
     }
     this.byHash = byHash;
+    this.identified = new Map();
     this.fileStamp = stamp;
   }
 

@@ -1,31 +1,34 @@
+import type { RequestListener } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { AppDeps } from './app-deps.js';
 import { authFailureLimit } from './auth-failure-limit.js';
 import { errorHandler } from './error-handler.js';
+import { fastLane } from './fast-lane.js';
 import { metricsEndpoint } from './metrics-endpoint.js';
 import { rateLimit } from './rate-limit.js';
-import { requestLog } from './request-log.js';
-import { mountLabel, requestMetrics } from './request-metrics.js';
+import { mountLabel } from './request-metrics.js';
+import { observeRequests, requestObserver } from './request-observer.js';
 import { accountRoutes } from './routes/account.js';
 import { executionRoutes } from './routes/executions.js';
 import { parquetResultRoutes } from './routes/parquet-results.js';
 import { queryRoutes } from './routes/queries.js';
-import { resultRoutes } from './routes/results.js';
+import { metricsAnswerer, resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
 import { settingsPage } from './settings-page.js';
 import { workspacePage } from './workspace-page.js';
 
 /**
- * Builds the express app without listening: the CLI owns start-up, tests listen on a
- * free port. Every API path answers under /v1 and /api/v1 (the official clients' bases).
+ * Builds the express app, with the metrics endpoint's fast lane in front of it, without
+ * listening: the CLI owns start-up, tests listen on a free port. Every API path answers under
+ * /v1 and /api/v1 (the official clients' bases).
  */
-export function createApp(deps: AppDeps): express.Express {
+export function createApp(deps: AppDeps): RequestListener {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLog(deps.logger));
-  app.use(requestMetrics(deps.metrics));
+  const observe = requestObserver(deps.logger, deps.metrics);
+  app.use(observeRequests(observe));
 
   app.get('/health', (_req: Request, res: Response) => {
     res.json({ status: deps.database.isClosed ? 'closing' : 'ok' });
@@ -34,8 +37,10 @@ export function createApp(deps: AppDeps): express.Express {
 
   const api = express.Router({ caseSensitive: true, strict: false });
   // Identifies the key once for the rate limits and the routes' authenticate().
-  api.use(authFailureLimit(deps.config.authFailureLimit, deps.keys));
-  api.use(rateLimit(deps.config.rateLimits));
+  const authFailures = authFailureLimit(deps.config.authFailureLimit, deps.keys);
+  const rateLimits = rateLimit(deps.config.rateLimits);
+  api.use(authFailures.middleware);
+  api.use(rateLimits.middleware);
   // Results first: they are the hot path, and express tries routes in order.
   resultRoutes(api, deps);
   parquetResultRoutes(api, deps);
@@ -51,5 +56,7 @@ export function createApp(deps: AppDeps): express.Express {
     next(new ApiError('not_found', `no such path: ${req.method} ${req.path.slice(0, 200)}`));
   });
   app.use(errorHandler(deps.logger));
-  return app;
+  const { keys, metrics, logger } = deps;
+  const metricsAnswer = metricsAnswerer(deps.results);
+  return fastLane({ keys, authFailures, rateLimits, observe, metrics, logger, metricsAnswer }, app);
 }

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { KeyStore } from '../auth/key-store.js';
+import type { Identity, KeyStore } from '../auth/key-store.js';
 import { ApiError } from '../errors.js';
 import { presentedKey } from './authenticate.js';
 
@@ -26,7 +26,18 @@ const MAX_KNOWN_PAIRS = 10_000;
 /** Blocked addresses remembered; past this the expired, then the oldest, are dropped. */
 const MAX_BLOCKED_ADDRESSES = 10_000;
 
-export function authFailureLimit(limit: number | undefined, keys: KeyStore) {
+export interface AuthFailureLimit {
+  /** The middleware in front of every API route. */
+  middleware: (req: Request, res: Response, next: NextFunction) => void | Promise<void>;
+  /**
+   * Whether a request with a key that identified passes without anything to count or refuse
+   * (no limit, the address not blocked, or this key known from it); remembers the pair. The
+   * metrics endpoint's fast lane asks this and leaves every other request to the middleware.
+   */
+  passes(address: string, identity: Identity): boolean;
+}
+
+export function authFailureLimit(limit: number | undefined, keys: KeyStore): AuthFailureLimit {
   const failures =
     limit === undefined ? undefined : new RateLimiterMemory({ points: limit, duration: WINDOW_SECONDS });
   /** Address → when its block ends (ms): checked without a promise on every request. */
@@ -39,6 +50,25 @@ export function authFailureLimit(limit: number | undefined, keys: KeyStore) {
     if (known.size > MAX_KNOWN_PAIRS) known.delete(known.values().next().value as string);
   };
 
+  /** When the address's block ends, if it is blocked now. */
+  const blockEnd = (address: string): number | undefined => {
+    const until = blockedUntil.get(address);
+    if (until === undefined || until > Date.now()) return until;
+    blockedUntil.delete(address);
+    return undefined;
+  };
+
+  /** For a key that identified: when the address's block ends if it refuses this key, else undefined. */
+  const refusedUntil = (address: string, identity: Identity): number | undefined => {
+    const pair = `${address}\u0000${identity.keyId}`;
+    const until = blockEnd(address);
+    if (until !== undefined && !known.has(pair)) return until;
+    remember(pair);
+    return undefined;
+  };
+  const passes = (address: string, identity: Identity) =>
+    !failures || refusedUntil(address, identity) === undefined;
+
   const refuse = (next: NextFunction, until: number) => {
     const seconds = String(Math.max(1, Math.ceil((until - Date.now()) / 1000)));
     next(
@@ -50,34 +80,10 @@ export function authFailureLimit(limit: number | undefined, keys: KeyStore) {
     );
   };
 
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const key = presentedKey(req);
-    const identified = key === undefined ? undefined : keys.identify(key);
-    if (identified) {
-      res.locals.account = identified.account;
-      res.locals.keyId = identified.keyId;
-    }
-    if (!failures) {
-      next();
-      return;
-    }
-    const address = req.socket.remoteAddress ?? 'unknown';
-    const pair = identified && `${address}\u0000${identified.keyId}`;
-    const until = blockedUntil.get(address);
-    if (until !== undefined && until <= Date.now()) blockedUntil.delete(address);
-    else if (until !== undefined && !(pair && known.has(pair))) {
-      delete res.locals.account;
-      delete res.locals.keyId;
-      refuse(next, until);
-      return;
-    }
-    if (pair) {
-      remember(pair);
-      next();
-      return;
-    }
+  /** A request without a key that identified: one failure more for its address. */
+  const countFailure = async (address: string, next: NextFunction): Promise<void> => {
     try {
-      await failures.consume(address);
+      await (failures as RateLimiterMemory).consume(address);
       next(); // The route answers 401.
     } catch (error) {
       if (!(error instanceof RateLimiterRes)) throw error;
@@ -91,4 +97,36 @@ export function authFailureLimit(limit: number | undefined, keys: KeyStore) {
       refuse(next, blockEnds);
     }
   };
+
+  // Synchronous but for counting a failure: a promise per request costs the hot path (issue 17).
+  const middleware = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
+    const key = presentedKey(req);
+    const identified = key === undefined ? undefined : keys.identify(key);
+    if (identified) {
+      res.locals.account = identified.account;
+      res.locals.keyId = identified.keyId;
+    }
+    if (!failures) {
+      next();
+      return;
+    }
+    const address = req.socket.remoteAddress ?? 'unknown';
+    if (identified) {
+      const until = refusedUntil(address, identified);
+      if (until === undefined) next();
+      else {
+        delete res.locals.account;
+        delete res.locals.keyId;
+        refuse(next, until);
+      }
+      return;
+    }
+    const until = blockEnd(address);
+    if (until !== undefined) {
+      refuse(next, until);
+      return;
+    }
+    return countFailure(address, next);
+  };
+  return { middleware, passes };
 }

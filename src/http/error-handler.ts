@@ -52,29 +52,42 @@ function toApiError(error: unknown): ApiError | undefined {
   return undefined;
 }
 
+export interface ErrorAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: { error: string };
+}
+
 /**
- * The one place errors become responses: `{"error": "..."}` with the error's status.
- * Anything that is not an ApiError is a bug: logged with its stack, answered as a bare 500.
+ * What an error is answered with: `{"error": "..."}` with the error's status. Anything that
+ * is not an ApiError is a bug: logged with its stack, answered as a bare 500.
  */
+export function errorAnswer(error: unknown, logger: Logger, method: string, path: string): ErrorAnswer {
+  const apiError = toApiError(error);
+  if (!apiError) logger.error({ err: error, method, path }, 'unhandled error');
+  // The operator has to act on this one: say so in the log, not only to the client.
+  if (apiError?.code === 'insufficient_storage') logger.error({ err: error, method, path }, 'disk full');
+  return {
+    status: apiError?.status ?? 500,
+    headers: apiError?.headers ?? {},
+    body: { error: apiError?.message ?? 'internal server error' },
+  };
+}
+
+/** The one place express's errors become responses (the metrics endpoint's fast lane uses errorAnswer). */
 export function errorHandler(logger: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     if (error instanceof ClientGoneError) {
       req.socket.destroy();
       return;
     }
-    const apiError = toApiError(error);
-    if (!apiError) logger.error({ err: error, method: req.method, path: req.path }, 'unhandled error');
-    // The operator has to act on this one: say so in the log, not only to the client.
-    if (apiError?.code === 'insufficient_storage')
-      logger.error({ err: error, method: req.method, path: req.path }, 'disk full');
+    const { status, headers, body } = errorAnswer(error, logger, req.method, req.path);
     if (res.headersSent) {
       req.socket.destroy();
       return;
     }
-    const status = apiError?.status ?? 500;
     res.status(status);
-    for (const [name, value] of Object.entries(apiError?.headers ?? {})) res.setHeader(name, value);
-    const body = { error: apiError?.message ?? 'internal server error' };
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     if (req.complete || req.readableEnded) {
       res.json(body);
       return;

@@ -7,7 +7,7 @@ import { badRequest } from '../errors.js';
  * not a parameter of any operation.
  */
 export function readQueryParams(
-  req: Request,
+  req: Pick<Request, 'originalUrl'>,
   allowed: readonly string[],
   /** A more helpful message for some unknown names. */
   explainUnknown?: (name: string) => string | undefined,

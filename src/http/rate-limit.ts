@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Account } from '../auth/account.js';
+import type { Identity } from '../auth/key-store.js';
 import type { Plan, RateLimit } from '../config/config.js';
 import { ApiError } from '../errors.js';
 
@@ -22,10 +23,20 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 type Bucket = 'read' | 'write';
 
+export interface RateLimits {
+  /** The middleware in front of every API route. */
+  middleware: (req: Request, res: Response, next: NextFunction) => void | Promise<void>;
+  /**
+   * Counts a request of a key that identified: resolves to the X-RateLimit headers of its
+   * answer, or rejects with the 429 past the limit. Undefined when the limits are off.
+   */
+  count(identity: Identity, method: string): Promise<Record<string, string>> | undefined;
+}
+
 const noLimit = (_req: Request, _res: Response, next: NextFunction) => next();
 
-export function rateLimit(limits: Record<Plan, RateLimit> | undefined) {
-  if (!limits) return noLimit;
+export function rateLimit(limits: Record<Plan, RateLimit> | undefined): RateLimits {
+  if (!limits) return { middleware: noLimit, count: () => undefined };
   const perMinute = (plan: Plan, bucket: Bucket) =>
     bucket === 'read' ? limits[plan].readsPerMinute : limits[plan].writesPerMinute;
   const limiters = new Map<string, RateLimiterMemory>();
@@ -42,14 +53,8 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined) {
     }
   }
 
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const account = res.locals.account as Account | undefined;
-    const keyId = res.locals.keyId as string | undefined;
-    if (!account || keyId === undefined) {
-      next();
-      return;
-    }
-    const bucket: Bucket = READ_METHODS.has(req.method) ? 'read' : 'write';
+  const count = async ({ account, keyId }: Identity, method: string): Promise<Record<string, string>> => {
+    const bucket: Bucket = READ_METHODS.has(method) ? 'read' : 'write';
     const limit = perMinute(account.plan, bucket);
     const limiter = limiters.get(`${account.plan}:${bucket}`) as RateLimiterMemory;
     let outcome: RateLimiterRes;
@@ -68,17 +73,25 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined) {
       'X-RateLimit-Remaining': String(Math.max(0, outcome.remainingPoints)),
       'X-RateLimit-Reset': String(resetSeconds),
     };
-    if (allowed) {
-      res.set(headers);
+    if (allowed) return headers;
+    throw new ApiError(
+      'rate_limited',
+      `rate limit exceeded: this key may make ${limit} ${bucket} requests per minute on the ${account.plan} plan; retry in ${resetSeconds} s`,
+      { ...headers, 'Retry-After': String(resetSeconds) },
+    );
+  };
+
+  const middleware = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
+    const account = res.locals.account as Account | undefined;
+    const keyId = res.locals.keyId as string | undefined;
+    if (!account || keyId === undefined) {
       next();
       return;
     }
-    next(
-      new ApiError(
-        'rate_limited',
-        `rate limit exceeded: this key may make ${limit} ${bucket} requests per minute on the ${account.plan} plan; retry in ${resetSeconds} s`,
-        { ...headers, 'Retry-After': String(resetSeconds) },
-      ),
-    );
+    return count({ account, keyId }, req.method).then((headers) => {
+      res.set(headers);
+      next();
+    }, next);
   };
+  return { middleware, count };
 }

@@ -34,7 +34,8 @@ export function mountLabel(label: string) {
   };
 }
 
-function routeLabel(req: Request, res: Response): string {
+/** The route pattern an express request was answered by, or `unmatched`. */
+export function routeLabel(req: Request, res: Response): string {
   // express keeps the last route that matched on the request, also after an error left it.
   const pattern = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof pattern !== 'string') return 'unmatched';
@@ -43,21 +44,22 @@ function routeLabel(req: Request, res: Response): string {
   return pattern === '/' ? mount : `${mount}${pattern}`;
 }
 
-export function requestMetrics(metrics: ServiceMetrics) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const started = performance.now();
-    res.once('close', () => {
-      const seconds = (performance.now() - started) / 1000;
-      // A connection closed before the answer ended has no status the client saw.
-      const status = res.writableFinished ? String(res.statusCode) : 'aborted';
-      const route = routeLabel(req, res);
-      metrics.request(METHODS.has(req.method) ? req.method : 'other', route, status, seconds);
-      const operation = UPLOAD_ROUTES[route];
-      if (operation && req.method === 'POST') {
-        const stored = res.locals.storedBodyBytes;
-        metrics.upload(operation, status, seconds, typeof stored === 'number' ? stored : undefined);
-      }
-    });
-    next();
-  };
+/** The stored body size a table route recorded (recordStoredBytes), if any. */
+export function storedBytes(res: Response): number | undefined {
+  const stored = res.locals.storedBodyBytes;
+  return typeof stored === 'number' ? stored : undefined;
+}
+
+/** Counts and times one finished request; `status` is `aborted` when the client never saw one. */
+export function recordRequest(
+  metrics: ServiceMetrics,
+  method: string,
+  route: string,
+  status: string,
+  seconds: number,
+  stored: number | undefined,
+): void {
+  metrics.request(METHODS.has(method) ? method : 'other', route, status, seconds);
+  const operation = UPLOAD_ROUTES[route];
+  if (operation && method === 'POST') metrics.upload(operation, status, seconds, stored);
 }

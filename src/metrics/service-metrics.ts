@@ -30,6 +30,7 @@ export class ServiceMetrics {
   private readonly refreshSeconds: Histogram<'query_id' | 'state'>;
   private readonly refreshFailures: Counter<'query_id' | 'type'>;
   private readonly datapoints: Counter<'format'>;
+  private readonly fastLaneRequests: Counter;
   private readonly requestSeries = new Map<
     string,
     { count: Counter.Internal; seconds: Histogram.Internal<'method' | 'route' | 'status'> }
@@ -83,6 +84,11 @@ export class ServiceMetrics {
       labelNames: ['format'],
       registers,
     });
+    this.fastLaneRequests = new Counter({
+      name: 'http_fast_lane_requests_total',
+      help: 'Requests to the metrics endpoint answered in front of express (also counted in http_requests_total)',
+      registers,
+    });
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -99,6 +105,11 @@ export class ServiceMetrics {
     }
     series.count.inc();
     series.seconds.observe(seconds);
+  }
+
+  /** A request the fast lane took (src/http/fast-lane.ts). */
+  fastLaneRequest(): void {
+    this.fastLaneRequests.inc();
   }
 
   /** A finished upload or insert request; `bytes` only when it was stored. */

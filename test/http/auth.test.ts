@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStore } from '../../src/auth/key-store.js';
 import { runProgram } from '../../src/cli/program.js';
 import { KEYS, startTestService, type TestService } from '../support/service.js';
 
@@ -92,6 +93,31 @@ describe('authentication', () => {
     const { status, body } = await service.json('/v1/account', { key });
     expect(status).toBe(200);
     expect(body).toEqual({ handle: 'dave', plan: 'premium', admin: false });
+  });
+
+  it('stops accepting a key removed from the key file, also one it has just identified', async () => {
+    // The metrics endpoint is answered in front of express (src/http/fast-lane.ts): both ways.
+    const paths = ['/v1/account', '/v1/restaking/avs-stats?queryID=3693850'];
+    const statuses = (key: string) =>
+      Promise.all(paths.map(async (p) => (await service.request(p, { key })).status));
+    /** Asks until every answer is (or none is) 401: the server looks at the file now and then. */
+    const until = async (key: string, refused: boolean) => {
+      for (const deadline = Date.now() + 10_000; ; ) {
+        const now = await statuses(key);
+        if (now.every((status) => (status === 401) === refused)) return;
+        if (Date.now() > deadline)
+          throw new Error(`still ${now.join(', ')} for ${refused ? 'a removed' : 'a new'} key`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    const key = KeyStore.createKey(service.dataDir, { handle: 'erin', plan: 'free', admin: false });
+    await until(key, false);
+    for (let i = 0; i < 3; i++) for (const status of await statuses(key)) expect(status).not.toBe(401);
+    const file = path.join(service.dataDir, 'keys.json');
+    const contents = JSON.parse(fs.readFileSync(file, 'utf8')) as { keys: { handle: string }[] };
+    fs.writeFileSync(file, JSON.stringify({ keys: contents.keys.filter((k) => k.handle !== 'erin') }));
+    await until(key, true);
+    expect((await service.request('/v1/account', { key: KEYS.alice })).status).toBe(200);
   });
 
   it('never writes a key into the logs', async () => {

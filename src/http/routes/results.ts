@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Request, Response, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
 import type { ServiceMetrics } from '../../metrics/service-metrics.js';
@@ -23,10 +24,13 @@ export function parseQueryId(text: string | undefined, what: string): number {
   return id;
 }
 
+/** What parameter checks read of a request: its URL (the metrics endpoint's fast lane has no express request). */
+type RequestUrl = Pick<Request, 'originalUrl'>;
+
 /** Query parameter values come as `params.NAME=VALUE` (how both official clients send them). */
 const PARAMETER_PREFIX = 'params.';
 
-function resultParams(req: Request, extra: readonly string[] = []): Map<string, string> {
+function resultParams(req: RequestUrl, extra: readonly string[] = []): Map<string, string> {
   return readQueryParams(req, [...RESULT_PARAMETERS, ...extra], undefined, PARAMETER_PREFIX);
 }
 
@@ -36,7 +40,7 @@ interface CheckedResultRequest {
   values: Map<string, string>;
 }
 
-function checkResultRequest(req: Request): CheckedResultRequest {
+function checkResultRequest(req: RequestUrl): CheckedResultRequest {
   const params = resultParams(req);
   const values = new Map<string, string>();
   for (const [name, value] of params)
@@ -49,7 +53,7 @@ function checkResultRequest(req: Request): CheckedResultRequest {
  * and checking them again is a good part of the work of answering one from the cache.
  * Query strings with a key in them are never kept.
  */
-function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
+function checkedOnce<T>(check: (req: RequestUrl) => T): (req: RequestUrl) => T {
   // Bounded by bytes: query strings can be long; an entry costs about its key twice over.
   const recent = new LruCache<{ checked: T; bytes: number }>(1 << 20, (entry) => entry.bytes);
   return (req) => {
@@ -65,16 +69,27 @@ function checkedOnce<T>(check: (req: Request) => T): (req: Request) => T {
   };
 }
 
-/** Writes a prepared answer: one writeHead, one write of the ready bytes (a large page: streamed). */
-export function send(res: Response, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
-  res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
-  if (answer.rows) void sendRowsFile(res, answer);
-  else res.end(answer.body);
+/**
+ * Writes a prepared answer: one writeHead, one write of the ready bytes, framed by their length
+ * (a large page: streamed from DuckDB's files, streamed-answer.ts).
+ */
+export function send(res: ServerResponse, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
+  if (answer.rows) {
+    res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
+    void sendRowsFile(res, answer);
+  } else {
+    res.writeHead(answer.status, {
+      'Content-Type': answer.contentType,
+      'Content-Length': answer.body.length,
+      ...answer.headers,
+    });
+    res.end(answer.body);
+  }
   metrics.datapointsServed(format, answer.datapoints);
 }
 
 /** The spec's metrics endpoint names its query in `queryID`, which must be the metrics query. */
-function checkMetricsRequest(req: Request): ResultRequest {
+function checkMetricsRequest(req: RequestUrl): ResultRequest {
   const params = readQueryParams(req, [...RESULT_PARAMETERS, 'queryID']);
   const given = params.get('queryID');
   if (given === undefined)
@@ -88,17 +103,27 @@ function checkMetricsRequest(req: Request): ResultRequest {
   return parseResultRequest(params);
 }
 
+/**
+ * The metrics endpoint's answer to a request, given its URL (path and query string) and the
+ * prefix it came in on (`/v1`, `/api/v1`): for the route below and for the fast lane in front
+ * of express (`../fast-lane.ts`), which must answer exactly alike.
+ */
+export function metricsAnswerer(results: AppDeps['results']) {
+  const metricsRequest = checkedOnce(checkMetricsRequest);
+  return (req: RequestUrl, prefix: string): Promise<Answer> =>
+    results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', prefix);
+}
+
 export function resultRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
   const { queries, results, metrics } = deps;
-  const metricsRequest = checkedOnce(checkMetricsRequest);
+  const metricsAnswer = metricsAnswerer(results);
   const resultRequest = checkedOnce(checkResultRequest);
 
   router
     .route('/restaking/avs-stats')
     .get(auth, async (req: Request, res: Response) => {
-      const answer = await results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', req.baseUrl);
-      send(res, answer, metrics, 'json');
+      send(res, await metricsAnswer(req, req.baseUrl), metrics, 'json');
     })
     .all(methodNotAllowed('GET'));
 

@@ -1,0 +1,309 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { type RunningService, startService } from '../../src/service.js';
+import { KEYS, TEST_API_KEYS, tempDir } from '../support/service.js';
+
+/**
+ * The metrics endpoint's fast lane (src/http/fast-lane.ts) answers GET /v1/restaking/avs-stats
+ * in front of express. These tests check that it is taken for the plain request, and that what
+ * it answers, counts and logs is exactly what express does for the same request: express's
+ * answer is had by sending the key as `api_key`, which the lane leaves to express.
+ */
+
+interface Started {
+  service: RunningService;
+  dataDir: string;
+  /** Every log line written so far, parsed. */
+  lines: Record<string, unknown>[];
+}
+
+/** A service on the demo data set, once the metrics query has completed (polled with `key`). */
+async function start(env: Record<string, string>, key: string = KEYS.bob, level = 'info'): Promise<Started> {
+  const dataDir = tempDir('fast-lane-');
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level },
+    new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    }),
+  );
+  const config = loadConfig({
+    PORT: '0',
+    DATA_DIR: dataDir,
+    API_KEYS: TEST_API_KEYS,
+    DEMO_DATA: 'on',
+    ...env,
+  });
+  const service = await startService(config, logger);
+  // The demo data set is loaded at start and the metrics query runs at once.
+  for (const until = Date.now() + 60_000; ; ) {
+    const answer = await get(service, '/v1/restaking/avs-stats?queryID=3693850&limit=1', { key });
+    if (answer.status === 200 && JSON.parse(answer.body).state === 'QUERY_STATE_COMPLETED') break;
+    if (Date.now() > until) throw new Error(`the metrics query did not complete: ${answer.body}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { service, dataDir, lines };
+}
+
+async function stop(started: Started | undefined) {
+  await started?.service.close();
+  if (started) fs.rmSync(started.dataDir, { recursive: true, force: true });
+}
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+interface GetOptions {
+  key?: string;
+  method?: string;
+  body?: string;
+  /** The client's address (all of 127.0.0.0/8 is loopback on Linux): a client of its own. */
+  from?: string;
+}
+
+function get(service: RunningService, urlPath: string, options: GetOptions = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    if (options.key !== undefined) headers['x-service-api-key'] = options.key;
+    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
+    const req = http.request(
+      `${service.url}${urlPath}`,
+      { method: options.method ?? 'GET', headers, agent: false, localAddress: options.from ?? '127.0.0.1' },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** The same request through express: the key as `api_key`, which the lane never takes. */
+const viaExpress = (service: RunningService, urlPath: string, key: string, from?: string) =>
+  get(service, `${urlPath}${urlPath.includes('?') ? '&' : '?'}api_key=${key}`, { from });
+
+/** A sample of /metrics: the sum of the series of `name` whose labels include `labels`. */
+async function sample(service: RunningService, name: string, labels: Record<string, string> = {}) {
+  const text = (await get(service, '/metrics')).body;
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const given = match[2] ?? '';
+    if (Object.entries(labels).every(([k, v]) => given.includes(`${k}="${v}"`))) sum += Number(match[3]);
+  }
+  return sum;
+}
+
+const laneCount = (service: RunningService) => sample(service, 'http_fast_lane_requests_total');
+
+/** What an answer shows a client, without what differs between any two answers (Date). */
+function shown(answer: Answer) {
+  const { date: _date, ...headers } = answer.headers;
+  return { status: answer.status, headers, body: answer.body };
+}
+
+const PAGES = [
+  '/v1/restaking/avs-stats?queryID=3693850',
+  '/api/v1/restaking/avs-stats?queryID=3693850&limit=3',
+  `/v1/restaking/avs-stats?queryID=3693850&filters=${encodeURIComponent('num_operators > 5 AND total_TVL > 0')}&sort_by=${encodeURIComponent('num_stakers desc')}&limit=10&columns=avs_name,num_stakers,total_TVL`,
+  '/v1/restaking/avs-stats?queryID=3693850&columns=avs_name&offset=38',
+  // Refusals: a parameter, the query id, a missing query id.
+  '/v1/restaking/avs-stats?queryID=3693850&limit=ten',
+  '/v1/restaking/avs-stats?queryID=1',
+  '/api/v1/restaking/avs-stats',
+  '/v1/restaking/avs-stats?queryID=3693850&filters=nope%20%3E%201',
+];
+
+describe('the metrics endpoint in front of express', () => {
+  let started: Started;
+  beforeAll(async () => {
+    started = await start({ RATE_LIMITS: 'free:1000/100,premium:1000/100' });
+  }, 90_000);
+  afterAll(() => stop(started));
+
+  it('answers each page, and each refusal, exactly as express does', async () => {
+    const { service } = started;
+    for (const page of PAGES) {
+      const before = await laneCount(service);
+      const lane = await get(service, page, { key: KEYS.carol });
+      expect(await laneCount(service), page).toBe(before + 1);
+      const express = await viaExpress(service, page, KEYS.carol);
+      expect(await laneCount(service), page).toBe(before + 1);
+      // One read more of carol's counted in between.
+      const remaining = Number(lane.headers['x-ratelimit-remaining']);
+      expect(express.headers['x-ratelimit-remaining'], page).toBe(String(remaining - 1));
+      const same = (answer: Answer) => {
+        const { headers, ...rest } = shown(answer);
+        return { ...rest, headers: { ...headers, 'x-ratelimit-remaining': 'n' } };
+      };
+      expect(same(lane), page).toEqual(same(express));
+      expect(lane.headers['content-length'], page).toBe(String(Buffer.byteLength(lane.body)));
+      expect(lane.headers['content-type'], page).toBe('application/json; charset=utf-8');
+    }
+  });
+
+  it('draws samples in the lane, every request a new one, with the same envelope as express', async () => {
+    const { service } = started;
+    const page = '/v1/restaking/avs-stats?queryID=3693850&sample_count=5&columns=avs_name';
+    const before = await laneCount(service);
+    const names = new Set<string>();
+    for (let i = 0; i < 8; i++) {
+      const lane = JSON.parse((await get(service, page, { key: KEYS.bob })).body);
+      expect(lane.result.rows).toHaveLength(5);
+      names.add(lane.result.rows.map((row: { avs_name: string }) => row.avs_name).join());
+    }
+    expect(await laneCount(service)).toBe(before + 8);
+    expect(names.size).toBeGreaterThan(1);
+    const express = JSON.parse((await viaExpress(service, page, KEYS.bob)).body);
+    const lane = JSON.parse((await get(service, page, { key: KEYS.bob })).body);
+    const withoutRows = (envelope: { result: { rows: unknown[]; metadata: Record<string, unknown> } }) => ({
+      ...envelope,
+      result: { metadata: { ...envelope.result.metadata, result_set_bytes: 0 } },
+    });
+    expect(withoutRows(lane)).toEqual(withoutRows(express));
+  });
+
+  it('leaves to express, untouched, whatever it could not answer alike', async () => {
+    const { service } = started;
+    const page = '/v1/restaking/avs-stats?queryID=3693850&limit=1';
+    const before = await laneCount(service);
+    const cases: [string, Promise<Answer>, number][] = [
+      ['path in capitals', get(service, page.replace('/v1/', '/V1/'), { key: KEYS.bob }), 200],
+      ['trailing slash', get(service, page.replace('avs-stats', 'avs-stats/'), { key: KEYS.bob }), 200],
+      ['HEAD', get(service, page, { key: KEYS.bob, method: 'HEAD' }), 200],
+      ['a body', get(service, page, { key: KEYS.bob, body: 'x' }), 200],
+      ['api_key', viaExpress(service, page, KEYS.bob), 200],
+      ['no key', get(service, page), 401],
+      ['an unknown key', get(service, page, { key: 'no-such-key-000001' }), 401],
+      ['POST', get(service, page, { key: KEYS.bob, method: 'POST' }), 405],
+    ];
+    for (const [name, answer, status] of cases)
+      expect((await answer).status, `${name}: ${(await answer).body}`).toBe(status);
+    expect(await laneCount(service)).toBe(before);
+  });
+
+  it('logs one line per request and counts it under the route, in the lane as through express', async () => {
+    const { service, lines } = started;
+    const route = { route: '/v1/restaking/avs-stats' };
+    const ok = await sample(service, 'http_requests_total', { ...route, status: '200' });
+    const refused = await sample(service, 'http_requests_total', { ...route, status: '400' });
+    const seconds = await sample(service, 'http_request_duration_seconds_count', route);
+    const logged = lines.length;
+    await get(service, '/api/v1/restaking/avs-stats?queryID=3693850&limit=2', { key: KEYS.alice });
+    await viaExpress(service, '/api/v1/restaking/avs-stats?queryID=3693850&limit=2', KEYS.alice);
+    await get(service, '/v1/restaking/avs-stats?queryID=3693850&limit=0', { key: KEYS.alice });
+    await viaExpress(service, '/v1/restaking/avs-stats?queryID=3693850&limit=0', KEYS.alice);
+    expect(await sample(service, 'http_requests_total', { ...route, status: '200' })).toBe(ok + 2);
+    expect(await sample(service, 'http_requests_total', { ...route, status: '400' })).toBe(refused + 2);
+    expect(await sample(service, 'http_request_duration_seconds_count', route)).toBe(seconds + 4);
+    const requests = lines.slice(logged).filter((line) => line.msg === 'request' && line.path !== '/metrics');
+    expect(
+      requests.map(({ path: p, status, handle, method }) => ({ path: p, status, handle, method })),
+    ).toEqual([
+      { path: '/api/v1/restaking/avs-stats', status: 200, handle: 'alice', method: 'GET' },
+      { path: '/api/v1/restaking/avs-stats', status: 200, handle: 'alice', method: 'GET' },
+      { path: '/v1/restaking/avs-stats', status: 400, handle: 'alice', method: 'GET' },
+      { path: '/v1/restaking/avs-stats', status: 400, handle: 'alice', method: 'GET' },
+    ]);
+    for (const line of requests) expect(typeof line.ms).toBe('number');
+    expect(JSON.stringify(lines)).not.toContain(KEYS.alice);
+  });
+
+  it('counts the datapoints it serves', async () => {
+    const { service } = started;
+    const before = await sample(service, 'datapoints_served_total', { format: 'json' });
+    await get(service, '/v1/restaking/avs-stats?queryID=3693850&limit=4&columns=avs_name,num_stakers', {
+      key: KEYS.bob,
+    });
+    expect(await sample(service, 'datapoints_served_total', { format: 'json' })).toBe(before + 8);
+  });
+});
+
+describe('the limits, in the lane as through express', () => {
+  let started: Started;
+  beforeAll(async () => {
+    // Polled with the admin's key: the others' reads are the tests'.
+    started = await start({ RATE_LIMITS: 'free:6/6,premium:6/6', AUTH_FAILURE_LIMIT: '3' }, KEYS.admin);
+  }, 90_000);
+  afterAll(() => stop(started));
+
+  it('counts the lane and express in one bucket per key, and refuses past the limit alike', async () => {
+    const { service } = started;
+    const page = '/v1/restaking/avs-stats?queryID=3693850&limit=1';
+    const from = '127.0.0.20';
+    // The start-up wait used one of bob's reads; alice's are all left.
+    const remaining: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      remaining.push(
+        (await get(service, page, { key: KEYS.alice, from })).headers['x-ratelimit-remaining'] as string,
+      );
+      remaining.push(
+        (await viaExpress(service, page, KEYS.alice, from)).headers['x-ratelimit-remaining'] as string,
+      );
+    }
+    expect(remaining).toEqual(['5', '4', '3', '2', '1', '0']);
+    const before = await laneCount(service);
+    const lane = await get(service, page, { key: KEYS.alice, from });
+    expect(await laneCount(service)).toBe(before + 1);
+    const express = await viaExpress(service, page, KEYS.alice, from);
+    expect(lane.status).toBe(429);
+    expect(shown(lane)).toEqual(shown(express));
+    expect(JSON.parse(lane.body).error).toMatch(/^rate limit exceeded: this key may make 6 read requests/);
+    expect(lane.headers['retry-after']).toMatch(/^\d+$/);
+    // A refused request never reached the route: express labels it `unmatched`; so does the lane.
+    expect(await sample(service, 'http_requests_total', { route: 'unmatched', status: '429' })).toBe(2);
+  });
+
+  it('leaves a blocked address to express, but for keys that authenticated from it before', async () => {
+    const { service } = started;
+    const page = '/v1/restaking/avs-stats?queryID=3693850&limit=1';
+    const from = '127.0.0.21';
+    expect((await get(service, page, { key: KEYS.carol, from })).status).toBe(200);
+    // AUTH_FAILURE_LIMIT=3: three wrong keys are answered 401, the fourth blocks the address.
+    for (let i = 0; i < 4; i++)
+      expect((await get(service, page, { key: `wrong-key-00000${i}`, from })).status).toBe(i < 3 ? 401 : 429);
+    const before = await laneCount(service);
+    const blocked = await get(service, page, { key: KEYS.bob, from });
+    expect(blocked.status).toBe(429);
+    expect(JSON.parse(blocked.body).error).toMatch(/^too many failed authentications from this address/);
+    expect(await laneCount(service)).toBe(before);
+    // carol authenticated from here before the block: still served, in the lane.
+    expect((await get(service, page, { key: KEYS.carol, from })).status).toBe(200);
+    expect(await laneCount(service)).toBe(before + 1);
+    // Another address is not blocked.
+    expect((await get(service, page, { key: KEYS.bob, from: '127.0.0.22' })).status).toBe(200);
+  });
+});
+
+describe('the request log', () => {
+  it('is not written when info lines are off, and the lane still answers', async () => {
+    const started = await start({ RATE_LIMITS: 'off' }, KEYS.bob, 'warn');
+    try {
+      const { service, lines } = started;
+      const page = '/v1/restaking/avs-stats?queryID=3693850&limit=2';
+      const before = await laneCount(service);
+      const lane = await get(service, page, { key: KEYS.bob });
+      expect(await laneCount(service)).toBe(before + 1);
+      expect(shown(lane)).toEqual(shown(await viaExpress(service, page, KEYS.bob)));
+      expect(lines.filter((line) => line.msg === 'request')).toEqual([]);
+    } finally {
+      await stop(started);
+    }
+  }, 90_000);
+});
