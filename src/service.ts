@@ -64,7 +64,7 @@ async function prepareDataDir(dataDir: string): Promise<string> {
   try {
     await fs.mkdir(dataDir, { recursive: true });
     await fs.access(dataDir, fs.constants.W_OK);
-    // Leftovers of uploads cut short by a crash.
+    // Leftovers of uploads and of large result pages cut short by a crash.
     await fs.rm(tmpDir, { recursive: true, force: true });
     await fs.mkdir(tmpDir, { recursive: true });
   } catch (error) {

@@ -42,7 +42,8 @@ export function createApp(deps: AppDeps): RequestListener {
   api.use(authFailures.middleware);
   api.use(rateLimits.middleware);
   // Results first: they are the hot path, and express tries routes in order.
-  resultRoutes(api, deps);
+  const metricsAnswer = metricsAnswerer(deps.results);
+  resultRoutes(api, deps, metricsAnswer);
   parquetResultRoutes(api, deps);
   executionRoutes(api, deps);
   queryRoutes(api, deps);
@@ -57,6 +58,5 @@ export function createApp(deps: AppDeps): RequestListener {
   });
   app.use(errorHandler(deps.logger));
   const { keys, metrics, logger } = deps;
-  const metricsAnswer = metricsAnswerer(deps.results);
   return fastLane({ keys, authFailures, rateLimits, observe, metrics, logger, metricsAnswer }, app);
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import type { Account } from '../auth/account.js';
 import type { KeyStore } from '../auth/key-store.js';
@@ -8,10 +9,16 @@ import { ApiError } from '../errors.js';
  * clients send), or query parameter api_key. A missing or unknown key is the same 401.
  */
 export function presentedKey(req: Request): string | undefined {
-  const header = req.headers['x-service-api-key'] ?? req.headers['x-dune-api-key'];
-  if (typeof header === 'string') return header;
+  const header = headerKey(req.headers);
+  if (header !== undefined) return header;
   const query = req.query.api_key;
   return typeof query === 'string' ? query : undefined;
+}
+
+/** The key of the headers alone (the metrics endpoint's fast lane leaves `api_key` to express). */
+export function headerKey(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers['x-service-api-key'] ?? headers['x-dune-api-key'];
+  return typeof header === 'string' ? header : undefined;
 }
 
 export const invalidKey = () => new ApiError('unauthorized', 'invalid API Key');

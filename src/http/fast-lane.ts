@@ -2,8 +2,9 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { Identity, KeyStore } from '../auth/key-store.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
-import type { Answer } from '../results/results.js';
+import { type Answer, JSON_TYPE } from '../results/results.js';
 import type { AuthFailureLimit } from './auth-failure-limit.js';
+import { headerKey } from './authenticate.js';
 import { errorAnswer } from './error-handler.js';
 import type { RateLimits } from './rate-limit.js';
 import type { Observe } from './request-observer.js';
@@ -27,11 +28,10 @@ import { send } from './routes/results.js';
 
 /** The label express gives the route in /metrics, whichever prefix the request came in on. */
 const ROUTE = '/v1/restaking/avs-stats';
-const PREFIXES: Record<string, string> = {
-  '/v1/restaking/avs-stats': '/v1',
-  '/api/v1/restaking/avs-stats': '/api/v1',
-};
-const JSON_TYPE = 'application/json; charset=utf-8';
+const PREFIXES = new Map([
+  ['/v1/restaking/avs-stats', '/v1'],
+  ['/api/v1/restaking/avs-stats', '/api/v1'],
+]);
 
 export interface FastLaneDeps {
   keys: KeyStore;
@@ -54,21 +54,24 @@ interface Taken {
 export function fastLane(deps: FastLaneDeps, express: RequestListener): RequestListener {
   const { keys, authFailures, rateLimits, observe, metrics, logger, metricsAnswer } = deps;
 
-  /** The request, if the lane answers it; undefined leaves it to express. Counts nothing. */
+  /**
+   * The request, if the lane answers it; undefined leaves it to express. Counts nothing
+   * express would count again (the failed-authentication limit's look-up is shared).
+   */
   const take = (req: IncomingMessage): Taken | undefined => {
     if (req.method !== 'GET') return undefined;
     const url = req.url ?? '';
     const question = url.indexOf('?');
     const path = question < 0 ? url : url.slice(0, question);
-    const prefix = PREFIXES[path];
+    const prefix = PREFIXES.get(path);
     if (prefix === undefined) return undefined;
     if (question >= 0 && url.includes('api_key', question)) return undefined;
     const headers = req.headers;
     const length = headers['content-length'];
     if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined)
       return undefined;
-    const key = headers['x-service-api-key'] ?? headers['x-dune-api-key'];
-    if (typeof key !== 'string') return undefined;
+    const key = headerKey(headers);
+    if (key === undefined) return undefined;
     const identity = keys.identify(key);
     if (!identity || !authFailures.passes(req.socket.remoteAddress ?? 'unknown', identity)) return undefined;
     return { path, prefix, identity };

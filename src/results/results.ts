@@ -20,8 +20,8 @@ import { LruCache } from './lru-cache.js';
 import { nextUri } from './next-page.js';
 import { type ResultRequest, requestKey } from './result-request.js';
 import type { ResultFormat, ResultRows } from './result-rows.js';
-import { type RowsFile, removeRows } from './rows-file.js';
-import { RowsInParts } from './rows-in-parts.js';
+import type { RowsFile } from './rows-file.js';
+import { discardRows, RowsInParts } from './rows-in-parts.js';
 
 /**
  * Answers for the results endpoints. Every answer for a completed execution is a pure
@@ -61,7 +61,7 @@ export interface ResultsOptions {
   maxCachedAnswerBytes: number;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 const CSV_TYPE = 'text/csv; charset=utf-8';
 
 const json = (status: number, value: unknown): Answer => ({
@@ -185,8 +185,7 @@ export class Results {
       }
       return answer;
     } catch (error) {
-      if (page.rows instanceof RowsInParts) await page.rows.discard();
-      else if (!Buffer.isBuffer(page.rows)) await removeRows(page.rows);
+      if (!Buffer.isBuffer(page.rows)) await discardRows(page.rows);
       throw error;
     }
   }

@@ -79,10 +79,11 @@ export async function removeRows(rows: RowsFile): Promise<void> {
   await Promise.all(rows.files.map((file) => unlinkIfThere(file.path)));
 }
 
+/**
+ * Never rejects: callers remove files on their way out (a client gone, a timer), where a
+ * rejection would go unhandled. A file that cannot be removed stays in DATA_DIR/tmp, which
+ * the next start empties.
+ */
 async function unlinkIfThere(file: string): Promise<void> {
-  try {
-    await fs.unlink(file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
+  await fs.unlink(file).catch(() => undefined);
 }

@@ -63,3 +63,9 @@ export class RowsInParts {
     }
   }
 }
+
+/** Removes a large page's files: those written, and for parts, those still being written. */
+export async function discardRows(rows: RowsFile | RowsInParts): Promise<void> {
+  if (rows instanceof RowsInParts) await rows.discard();
+  else await removeRows(rows);
+}

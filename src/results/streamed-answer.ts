@@ -1,8 +1,9 @@
 import fs from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import type { Answer, StreamedRows } from './results.js';
 import { type RowsFile, removeRows } from './rows-file.js';
-import { RowsInParts } from './rows-in-parts.js';
+import { discardRows, RowsInParts } from './rows-in-parts.js';
 
 /**
  * Sends a large page: the bytes before its rows, the rows from the files DuckDB wrote (part
@@ -18,25 +19,49 @@ import { RowsInParts } from './rows-in-parts.js';
 /** Reads of 1 MiB: a 100 MB CSV goes out in 100 writes instead of 1,600 of 64 KiB. */
 const READ_BYTES = 1 << 20;
 
-/** Writes `chunk`, resolving once the socket has taken it (so its buffer may be reused). */
-function write(out: Writable, chunk: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    out.write(chunk, (error) => (error ? reject(error) : resolve()));
-  });
-}
+/**
+ * A client that reads nothing for this long is let go: its connection closed, its files
+ * removed. Without it a client that stops reading would hold its files and two buffers
+ * forever.
+ */
+const STALLED_MS = 60_000;
 
 class FileSender {
   private readonly buffers = [Buffer.allocUnsafeSlow(READ_BYTES), Buffer.allocUnsafeSlow(READ_BYTES)];
   private writing: Promise<void> = Promise.resolve();
   private turn = 0;
+  /**
+   * Settles when the connection closes. Node drops the callback of a write or `end` made
+   * while the socket is being destroyed, so each is raced against this, or it could wait
+   * forever (and the files never be removed).
+   */
+  readonly closed: Promise<void>;
 
-  constructor(private readonly out: Writable) {}
+  constructor(private readonly out: Writable) {
+    this.closed = new Promise((resolve) => {
+      if (out.closed || out.destroyed) resolve();
+      else out.once('close', () => resolve());
+    });
+  }
+
+  /** Writes `chunk`, resolving once the socket has taken it (so its buffer may be reused). */
+  private write(chunk: Buffer): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const taken = new Promise<void>((resolve, reject) => {
+      this.out.write(chunk, (error) => (error ? reject(error) : resolve()));
+      timer = setTimeout(() => reject(new Error('the client stopped reading')), STALLED_MS);
+    });
+    const gone = this.closed.then(() => {
+      throw new Error('the client went away');
+    });
+    return Promise.race([taken, gone]).finally(() => clearTimeout(timer));
+  }
 
   /** Queues `chunk` after what is being written; a failed write fails the next send or flushed(). */
   async send(chunk: Buffer): Promise<void> {
     await this.writing;
     if (this.out.destroyed) throw new Error('the client went away');
-    this.writing = write(this.out, chunk);
+    this.writing = this.write(chunk);
     // Handled here so that it is not reported as unhandled while the next file read runs.
     this.writing.catch(() => undefined);
   }
@@ -100,22 +125,25 @@ async function sendRows(out: Writable, answer: Answer, streamed: StreamedRows): 
     bytes = streamed.rows.bytes;
   }
   await sender.flushed();
-  await new Promise<void>((resolve) => out.end(streamed.tail(bytes), resolve));
+  const ended = new Promise<void>((resolve) => out.end(streamed.tail(bytes), resolve));
+  await Promise.race([ended, sender.closed]);
 }
 
-/** Never rejects: a client that goes away mid-page gets its connection closed. */
-export async function sendRowsFile(out: Writable, answer: Answer): Promise<void> {
-  const streamed = answer.rows;
-  if (!streamed) {
-    out.end(answer.body);
-    return;
-  }
+/**
+ * Never rejects: a client that goes away mid-page, or stops reading for a minute, gets its
+ * connection closed; the files are removed either way.
+ */
+export async function sendLargePage(
+  res: ServerResponse,
+  answer: Answer,
+  streamed: StreamedRows,
+): Promise<void> {
   try {
-    await sendRows(out, answer, streamed);
+    res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
+    await sendRows(res, answer, streamed);
   } catch {
-    out.destroy();
+    res.destroy();
   } finally {
-    if (streamed.rows instanceof RowsInParts) await streamed.rows.discard();
-    else await removeRows(streamed.rows);
+    await discardRows(streamed.rows);
   }
 }

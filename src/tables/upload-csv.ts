@@ -16,9 +16,9 @@ import { partsFolder, type UploadPart, UploadParts } from './upload-parts.js';
 
 /**
  * The CSV upload operation (spec §4.1). The JSON body streams through the decoder into
- * parts on disk (upload-parts.ts); the first part gives the column types, and each part is
- * loaded into a staging table as soon as it is written (csv-loader.ts), so the load runs
- * while the rest arrives. Once all is loaded, one write transaction renames the staging
+ * parts on disk (upload-parts.ts); the first part gives the column types, and the parts are
+ * loaded into a staging table in statements of about 32 MB as they are written
+ * (csv-loader.ts), so the load runs while the rest arrives. Once all is loaded, one write transaction renames the staging
  * table over the target and records it: readers see the old table or the new one, and any
  * failure leaves the old one.
  */

@@ -3,7 +3,8 @@ import type { FileHandle } from 'node:fs/promises';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import type { CsvPart, LineEnd } from './csv-dialect.js';
+import { badRequest } from '../errors.js';
+import { type CsvPart, type LineEnd, MAX_RECORD_BYTES } from './csv-dialect.js';
 import { parseCsvHeader, validateColumnNames } from './csv-header.js';
 import { CsvRecordScanner } from './csv-record-scanner.js';
 
@@ -101,6 +102,12 @@ export class UploadParts extends Writable {
     this.scanner.scan(chunk);
     this.bytes += chunk.length;
     if (this.columns === undefined) {
+      // Until the header has come, its bytes are kept: only blank lines can keep it from
+      // coming, and no more of them than one record may take.
+      if (this.bytes > MAX_RECORD_BYTES + chunk.length)
+        throw badRequest(
+          `CSV line 1 (the header): the first ${MAX_RECORD_BYTES} bytes hold only blank lines`,
+        );
       this.headBytes.push(chunk);
       if (this.scanner.records > 0) this.readHeader(Buffer.concat(this.headBytes), false);
     }

@@ -65,6 +65,14 @@ describe('a record longer than the reader takes is a 400 naming its line, never 
     expect(body.error).toMatch(/^CSV line 3: the record starting there is longer/);
   });
 
+  it('upload: 3 MB of blank lines before the header: refused once one record could have held them', async () => {
+    // The head is kept until the header comes: no more than a record's bytes of it.
+    const { status, body } = await upload('kept', `${'\n'.repeat(3_000_000)}a\n1\n`);
+    expect(status).toBe(400);
+    expect(body.error).toBe('CSV line 1 (the header): the first 2000000 bytes hold only blank lines');
+    expect(await keptRows()).toEqual([{ a: 1n, b: 2n }]);
+  });
+
   it('insert, CSV: the last line over 32 MiB writes nothing', async () => {
     const answer = await calls.insert(KEYS.alice, 'alice.events', `id,note\n1,a\n2,${OVER_BUFFER}\n`);
     expect(answer).toMatchObject({

@@ -213,6 +213,37 @@ describe('files of large pages', () => {
     expect(again.body.split('\n')).toHaveLength(5);
   });
 
+  it('of a single page are removed whenever the client goes away: at its headers, its first bytes, or near its end', async () => {
+    // One file per page (a page, not the whole result in parts): the race of a client that
+    // leaves while the last write or the end is under way must not keep the file.
+    const url = `${service.url}/v1/execution/${large}/results/csv?limit=200000&offset=7`;
+    const cuts = [0, 1, 2_000_000, 5_000_000, Number.POSITIVE_INFINITY];
+    await Promise.all(
+      cuts.map(
+        (cut) =>
+          new Promise<void>((resolve, reject) => {
+            const request = http.get(url, { headers: { 'x-service-api-key': KEYS.alice } }, (response) => {
+              let received = 0;
+              const leave = () => {
+                request.destroy();
+                resolve();
+              };
+              if (cut === 0) return leave();
+              response.on('data', (chunk: Buffer) => {
+                received += chunk.length;
+                if (received >= cut) leave();
+              });
+              response.on('end', resolve);
+            });
+            request.on('error', (error) => (request.destroyed ? resolve() : reject(error)));
+          }),
+      ),
+    );
+    await until(() => rowFiles(service).length === 0, 'every file of the pages removed');
+    const again = await text(service, `/v1/execution/${large}/results/csv?limit=3&offset=10`);
+    expect(again.body.split('\n')).toHaveLength(5);
+  });
+
   it('the pages after a large one are written ahead, taken by their request, and removed at shutdown', async () => {
     expect(rowFiles(service)).toEqual([]);
     const first = JSON.parse(

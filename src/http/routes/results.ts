@@ -6,7 +6,7 @@ import { LruCache } from '../../results/lru-cache.js';
 import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../../results/result-request.js';
 import type { ResultFormat } from '../../results/result-rows.js';
 import type { Answer } from '../../results/results.js';
-import { sendRowsFile } from '../../results/streamed-answer.js';
+import { sendLargePage } from '../../results/streamed-answer.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
@@ -73,11 +73,14 @@ function checkedOnce<T>(check: (req: RequestUrl) => T): (req: RequestUrl) => T {
  * Writes a prepared answer: one writeHead, one write of the ready bytes, framed by their length
  * (a large page: streamed from DuckDB's files, streamed-answer.ts).
  */
-export function send(res: ServerResponse, answer: Answer, metrics: ServiceMetrics, format: ResultFormat): void {
-  if (answer.rows) {
-    res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
-    void sendRowsFile(res, answer);
-  } else {
+export function send(
+  res: ServerResponse,
+  answer: Answer,
+  metrics: ServiceMetrics,
+  format: ResultFormat,
+): void {
+  if (answer.rows) void sendLargePage(res, answer, answer.rows);
+  else {
     res.writeHead(answer.status, {
       'Content-Type': answer.contentType,
       'Content-Length': answer.body.length,
@@ -108,16 +111,20 @@ function checkMetricsRequest(req: RequestUrl): ResultRequest {
  * prefix it came in on (`/v1`, `/api/v1`): for the route below and for the fast lane in front
  * of express (`../fast-lane.ts`), which must answer exactly alike.
  */
-export function metricsAnswerer(results: AppDeps['results']) {
+export type MetricsAnswer = (req: RequestUrl, prefix: string) => Promise<Answer>;
+
+export function metricsAnswerer(results: AppDeps['results']): MetricsAnswer {
   const metricsRequest = checkedOnce(checkMetricsRequest);
-  return (req: RequestUrl, prefix: string): Promise<Answer> =>
-    results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', prefix);
+  return (req, prefix) => results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', prefix);
 }
 
-export function resultRoutes(router: Router, deps: AppDeps): void {
+/**
+ * The results routes. `metricsAnswer` is the one the fast lane uses too (one cache of checked
+ * query strings for both).
+ */
+export function resultRoutes(router: Router, deps: AppDeps, metricsAnswer: MetricsAnswer): void {
   const auth = authenticate(deps.keys);
   const { queries, results, metrics } = deps;
-  const metricsAnswer = metricsAnswerer(results);
   const resultRequest = checkedOnce(checkResultRequest);
 
   router
