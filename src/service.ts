@@ -134,22 +134,23 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
   let url = '';
   const baseUrl = () => config.publicBaseUrl ?? url;
-  const results = new Results(
-    executions,
-    new ResultRows(database, {
-      inMemoryMaxRows: IN_MEMORY_RESULT_ROWS,
-      cacheBytes: ROW_CACHE_BYTES,
-      tmpDir,
-      inMemoryPageBytes: IN_MEMORY_PAGE_BYTES,
-      prefetch: PAGES_AHEAD,
-    }),
-    {
-      maxDatapointsPerRequest: config.maxDatapointsPerRequest,
-      baseUrl,
-      cacheBytes: ANSWER_CACHE_BYTES,
-      maxCachedAnswerBytes: 2 * IN_MEMORY_PAGE_BYTES,
-    },
-  );
+  const resultRows = new ResultRows(database, {
+    inMemoryMaxRows: IN_MEMORY_RESULT_ROWS,
+    cacheBytes: ROW_CACHE_BYTES,
+    tmpDir,
+    inMemoryPageBytes: IN_MEMORY_PAGE_BYTES,
+    prefetch: PAGES_AHEAD,
+  });
+  // A finished run's client asks for its first page next.
+  executions.onFinished((execution, rows) => {
+    if (rows) resultRows.remember(execution, rows);
+  });
+  const results = new Results(executions, resultRows, {
+    maxDatapointsPerRequest: config.maxDatapointsPerRequest,
+    baseUrl,
+    cacheBytes: ANSWER_CACHE_BYTES,
+    maxCachedAnswerBytes: 2 * IN_MEMORY_PAGE_BYTES,
+  });
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
   const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });

@@ -1,4 +1,4 @@
-import type { Database, Session } from '../storage/database.js';
+import { type Database, reusable, type Session } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
 import {
   type Execution,
@@ -82,7 +82,10 @@ const COLUMNS = [
   'revision',
 ];
 
-const APPEND = `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`;
+/** Kept prepared (`reusable`): every run appends its record, on a dedicated connection the next run reuses. */
+const APPEND = reusable(
+  `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
+);
 
 export class ExecutionStore {
   private readonly byId = new Map<string, Execution>();

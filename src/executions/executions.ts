@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { Database, InterruptibleSession } from '../storage/database.js';
 import { type Execution, FAILURE_TYPES, hasResult, isFinished, NO_PARAMETERS, STATES } from './execution.js';
 import { ExecutionStore } from './execution-store.js';
-import { resultBytesQuery } from './row-rendering.js';
+import { jsonArrayBytes, jsonRowsQuery, resultBytesQuery } from './row-rendering.js';
 import { createSnapshot, dropSnapshot, SnapshotError, snapshotName } from './snapshot.js';
 
 /**
@@ -68,7 +68,20 @@ function stop(running: Running): void {
   running.stopping.unref();
 }
 
-type Listener = (execution: Execution) => void;
+/**
+ * Told of each finished execution. `rows`, for a small result (RENDERED_ROWS_MAX), are its
+ * rows as JSON object texts, all columns in row order, rendered in the run's transaction.
+ */
+type Listener = (execution: Execution, rows?: readonly string[]) => void;
+
+/**
+ * A result of at most this many rows is rendered in the run's transaction, and its bytes
+ * (total_result_set_bytes) counted from the rendering: one statement instead of the per-column
+ * count, and the rows are at hand for the first page (`onFinished`). Larger results are
+ * counted per column without being rendered (resultBytesQuery). Measured for `SELECT 1`: the
+ * count cost 1.1 ms of a run's 6 ms, and the first page's own read 1.4 ms.
+ */
+const RENDERED_ROWS_MAX = 1_000;
 
 /** Ids sort in submission order, even within one millisecond. */
 const nextId = monotonicFactory();
@@ -159,7 +172,7 @@ export class Executions {
     return undefined;
   }
 
-  /** Called with each execution that finished (any state), after its record is saved. */
+  /** Called with each execution that finished (any state), after its record is saved (see Listener). */
   onFinished(listener: Listener): void {
     this.listeners.push(listener);
   }
@@ -296,7 +309,7 @@ export class Executions {
     let timer: NodeJS.Timeout | undefined;
     try {
       // The rows and the COMPLETED record commit together, in one transaction.
-      const completed = await this.database.dedicated(async (session) => {
+      const { execution: completed, rows } = await this.database.dedicated(async (session) => {
         running.session = session;
         try {
           if (running.cancelled) throw new Error('cancelled before it started');
@@ -314,7 +327,7 @@ export class Executions {
       });
       clearTimeout(timer);
       this.store.remember(completed);
-      this.announce(completed);
+      this.announce(completed, rows);
       log.info(
         {
           rows: completed.rowCount,
@@ -357,13 +370,14 @@ export class Executions {
 
   /**
    * Stores the run's rows and its COMPLETED record in one transaction (one commit), and
-   * returns the record; on any failure nothing of it stays.
+   * returns the record, with the rows rendered when they are few; on any failure nothing of
+   * it stays.
    */
   private async storeResult(
     running: Running,
     started: Execution,
     session: InterruptibleSession,
-  ): Promise<Execution> {
+  ): Promise<{ execution: Execution; rows?: string[] }> {
     await session.run('BEGIN TRANSACTION');
     try {
       const snapshot = await createSnapshot(
@@ -374,9 +388,18 @@ export class Executions {
       );
       // An interrupt that came between two statements stopped nothing: check.
       if (running.cancelled || running.timedOut) throw new Error('interrupted');
-      const [bytes] = await session.all<{ bytes: bigint }>(
-        resultBytesQuery(snapshotName(started.id), snapshot.columns),
-      );
+      const table = snapshotName(started.id);
+      let rows: string[] | undefined;
+      let bytes: number;
+      if (snapshot.rowCount <= RENDERED_ROWS_MAX) {
+        rows = (await session.query(jsonRowsQuery(table, snapshot.columns))).rows.map(
+          (row) => row[0] as string,
+        );
+        bytes = jsonArrayBytes(rows);
+      } else {
+        const [counted] = await session.all<{ bytes: bigint }>(resultBytesQuery(table, snapshot.columns));
+        bytes = Number(counted?.bytes ?? 2);
+      }
       const endedAt = new Date();
       const execution: Execution = {
         ...started,
@@ -385,11 +408,11 @@ export class Executions {
         expiresAt: this.expiry(endedAt),
         columns: snapshot.columns,
         rowCount: snapshot.rowCount,
-        resultBytes: Number(bytes?.bytes ?? 2),
+        resultBytes: bytes,
       };
       await this.store.append(session, execution);
       await session.run('COMMIT');
-      return execution;
+      return { execution, rows };
     } catch (error) {
       await session.run('ROLLBACK').catch(() => undefined);
       throw error;
@@ -402,11 +425,11 @@ export class Executions {
   }
 
   /** A finished execution is in memory: forget the cached latest result and tell listeners. */
-  private announce(execution: Execution): void {
+  private announce(execution: Execution, rows?: readonly string[]): void {
     clearTimeout(this.unrecorded.get(execution.id));
     this.unrecorded.delete(execution.id);
     this.latestResults.delete(execution.queryId);
-    for (const listener of this.listeners) listener(execution);
+    for (const listener of this.listeners) listener(execution, rows);
   }
 
   /**

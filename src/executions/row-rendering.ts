@@ -84,6 +84,18 @@ export function jsonRowExpression(columns: readonly SnapshotColumn[]): string {
   return `concat(${parts.join(', ')}, '}')`;
 }
 
+/** A snapshot's rows as JSON object texts, in row order: what a page of all its columns holds. */
+export function jsonRowsQuery(table: string, columns: readonly SnapshotColumn[]): string {
+  return `SELECT ${jsonRowExpression(columns)} AS r FROM ${table} ORDER BY rowid`;
+}
+
+/** total_result_set_bytes of rows already rendered (`jsonRowsQuery`): `[`, the rows joined by `,`, `]`. */
+export function jsonArrayBytes(rows: readonly string[]): number {
+  let bytes = 2 + Math.max(rows.length - 1, 0);
+  for (const row of rows) bytes += Buffer.byteLength(row, 'utf8');
+  return bytes;
+}
+
 /** The column's value as text, for CSV; NULL for NULL. */
 function textValue(column: SnapshotColumn): string {
   const x = quoteIdentifier(column.name);

@@ -1,5 +1,5 @@
 import { badRequest } from '../errors.js';
-import type { Session } from '../storage/database.js';
+import { reusable, type Session } from '../storage/database.js';
 import { nameItems, unnamedItems } from './column-names.js';
 import { keepConstantTypes } from './constant-types.js';
 import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
@@ -91,9 +91,15 @@ export async function sandboxSql(
   }
 }
 
+/** Run on every check: kept prepared on each connection. */
+const PARSE = reusable('SELECT json_serialize_sql(?::VARCHAR) AS tree');
+const WRITE_AND_PARSE = reusable(
+  'SELECT sql, json_serialize_sql(sql) AS tree FROM (SELECT json_deserialize_sql(?::JSON) AS sql)',
+);
+
 /** The tree of `sql`, which must be exactly one query. */
 async function parseQuery(session: Session, sql: string): Promise<TreeObject> {
-  const [row] = await session.all<{ tree: string }>('SELECT json_serialize_sql(?::VARCHAR) AS tree', [sql]);
+  const [row] = await session.all<{ tree: string }>(PARSE, [sql]);
   const root = readRoot(row?.tree);
   if (root.error === true) {
     // DuckDB serializes SELECT statements only; its message for anything else says just that.
@@ -221,10 +227,7 @@ function rewriteReference(reference: TableReference, target: WrittenName): void 
 async function writeQuery(session: Session, root: TreeObject): Promise<{ sql: string; tree: TreeObject }> {
   let row: { sql: string; tree: string } | undefined;
   try {
-    [row] = await session.all<{ sql: string; tree: string }>(
-      'SELECT sql, json_serialize_sql(sql) AS tree FROM (SELECT json_deserialize_sql(?::JSON) AS sql)',
-      [writeTree(root)],
-    );
+    [row] = await session.all<{ sql: string; tree: string }>(WRITE_AND_PARSE, [writeTree(root)]);
   } catch (error) {
     throw new SqlRefusal(
       `the sandbox could not write this query back as SQL (${(error as Error).message.split('\n')[0]})`,

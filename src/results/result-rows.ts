@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { badRequest } from '../errors.js';
-import type { Execution, SnapshotColumn } from '../executions/execution.js';
+import { type Execution, hasResult, type SnapshotColumn } from '../executions/execution.js';
 import { csvRowExpression, jsonRowExpression } from '../executions/row-rendering.js';
 import { snapshotName } from '../executions/snapshot.js';
 import {
@@ -70,7 +70,10 @@ interface Plan {
   key: string;
 }
 
-function plan(execution: Execution, request: ResultRequest, format: ResultFormat): Plan {
+/** What of a request decides which rows are rendered, and how. */
+type RowsAsked = Pick<ResultRequest, 'columns' | 'filters' | 'sortBy'>;
+
+function plan(execution: Execution, request: RowsAsked, format: ResultFormat): Plan {
   try {
     return compilePlan(execution, request, format);
   } catch (error) {
@@ -80,7 +83,7 @@ function plan(execution: Execution, request: ResultRequest, format: ResultFormat
   }
 }
 
-function compilePlan(execution: Execution, request: ResultRequest, format: ResultFormat): Plan {
+function compilePlan(execution: Execution, request: RowsAsked, format: ResultFormat): Plan {
   const all = execution.columns ?? [];
   const selected = request.columns ? resolveColumns(request.columns, all) : all;
   const filter = request.filters ? compileFilters(request.filters, all) : undefined;
@@ -131,6 +134,16 @@ export class ResultRows {
       rows.reduce((sum, row) => sum + row.length * 2 + 32, 64),
     );
     this.ahead = new PagePrefetch(options.prefetch.maxPages, options.prefetch.ttlMs);
+  }
+
+  /**
+   * Keeps the rows its run rendered (all columns, JSON, in row order: Executions.onFinished)
+   * as the row set of a completed execution, so that its first page reads nothing from the
+   * database. They are the execution's own rows, which never change.
+   */
+  remember(execution: Execution, rows: readonly string[]): void {
+    if (!hasResult(execution) || rows.length > this.options.inMemoryMaxRows) return;
+    this.rowSets.set(plan(execution, {}, 'json').key, rows as string[]);
   }
 
   /** Removes the pages written ahead (at shutdown). */

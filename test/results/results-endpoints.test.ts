@@ -80,6 +80,42 @@ describe('the results envelope', () => {
     );
   });
 
+  it('counts total_result_set_bytes as the pages render, for a result rendered in its run (1,000 rows) and one counted per column (1,001)', async () => {
+    // Text that takes more bytes than characters, NULLs, a timestamp, a double's infinity.
+    const sql = (rows: number) =>
+      `SELECT i, 'é' || i AS t, CASE WHEN i % 3 = 0 THEN NULL ELSE i / 7 END AS d, TIMESTAMP '2024-01-01' + INTERVAL (i) SECOND AS ts,
+        CASE WHEN i = 5 THEN 'inf'::DOUBLE ELSE i END AS x FROM range(${rows}) r(i) ORDER BY i DESC`;
+    for (const rows of [1000, 1001]) {
+      const { body } = await service.json<{ execution_id: string }>('/v1/sql/execute', {
+        method: 'POST',
+        body: JSON.stringify({ sql: sql(rows) }),
+      });
+      const status = await waitFinished(service, body.execution_id);
+      expect(status.state).toBe('QUERY_STATE_COMPLETED');
+      const first = await service.json<Envelope>(`/v1/execution/${body.execution_id}/results?limit=3`);
+      expect(first.body.result?.rows).toEqual([
+        {
+          i: rows - 1,
+          t: `é${rows - 1}`,
+          d: (rows - 1) % 3 === 0 ? null : (rows - 1) / 7,
+          ts: expect.any(String),
+          x: rows - 1,
+        },
+        expect.objectContaining({ i: rows - 2 }),
+        expect.objectContaining({ i: rows - 3 }),
+      ]);
+      const response = await service.request(`/v1/execution/${body.execution_id}/results`);
+      const text = await response.text();
+      const all = (JSON.parse(text) as Envelope).result?.rows ?? [];
+      expect(all).toHaveLength(rows);
+      expect(all.find((row) => row.i === 5)?.x).toBe('Infinity');
+      // The rows exactly as sent: DuckDB writes some doubles otherwise than JSON.stringify.
+      const rowsText = text.slice(text.indexOf('"rows":['), text.lastIndexOf('],"metadata":') + 1);
+      const bytes = Buffer.byteLength(rowsText) - Buffer.byteLength('"rows":');
+      expect(status.result_metadata?.total_result_set_bytes).toBe(bytes);
+    }
+  });
+
   it('leaves next_offset and next_uri out on the last page and without a limit', async () => {
     for (const query of ['', '?limit=25', '?limit=5&offset=20', '?limit=100']) {
       const { body } = await service.json<Envelope>(`/v1/query/1001/results${query}`);
