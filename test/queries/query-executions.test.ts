@@ -403,6 +403,22 @@ describe('limits', () => {
     );
     expect(partial.body.result?.rows).toHaveLength(100);
   });
+
+  it('stops a runaway result at the cap, keeping its first rows in order; exactly the cap is whole', async () => {
+    // Ten trillion rows: stored only because the run stops at row 101.
+    const runaway = await executeSql(limited, 'SELECT range AS i FROM range(10000000000000)');
+    expect((await finished(limited, runaway)).state).toBe('QUERY_STATE_COMPLETED_PARTIAL');
+    const page = await limited.json<Envelope>(`/v1/execution/${runaway}/results?allow_partial_results=true`);
+    expect(page.body.result?.rows).toEqual(Array.from({ length: 100 }, (_, i) => ({ i })));
+    const sorted = await executeSql(limited, 'SELECT range AS i FROM range(150) ORDER BY i DESC');
+    expect((await finished(limited, sorted)).state).toBe('QUERY_STATE_COMPLETED_PARTIAL');
+    const cut = await limited.json<Envelope>(`/v1/execution/${sorted}/results?allow_partial_results=true`);
+    expect(cut.body.result?.rows).toEqual(Array.from({ length: 100 }, (_, i) => ({ i: 149 - i })));
+    const whole = await executeSql(limited, 'SELECT range AS i FROM range(100) ORDER BY i DESC');
+    expect((await finished(limited, whole)).state).toBe('QUERY_STATE_COMPLETED');
+    const all = await limited.json<Envelope>(`/v1/execution/${whole}/results`);
+    expect(all.body.result?.rows).toEqual(Array.from({ length: 100 }, (_, i) => ({ i: 99 - i })));
+  });
 });
 
 describe('execution records', () => {
@@ -472,6 +488,37 @@ describe('executions survive a restart', () => {
         expect(status.error?.type).toBe('FAILED_TYPE_SERVICE_RESTARTED');
       }
       expect((await first.json(`/v1/execution/${cut}/status`, { key: KEYS.bob })).status).toBe(404);
+    } finally {
+      await first.stop();
+    }
+  });
+
+  it("drops result tables that no finished record names (a crash between a large result's two commits)", async () => {
+    const dataDir = tempDir();
+    let first = await startTestService({}, dataDir);
+    // Over the rows rendered in the run: its rows commit before its record.
+    const large = await executeSql(first, 'SELECT range AS i FROM range(5000)');
+    expect((await finished(first, large)).state).toBe('QUERY_STATE_COMPLETED');
+    const resultTables = () =>
+      first.database.read((session) =>
+        session.all<{ name: string }>(
+          "SELECT table_name AS name FROM duckdb_tables() WHERE schema_name = '_results' ORDER BY 1",
+        ),
+      );
+    // What a crash after the rows' commit leaves: a table, and no finished record.
+    await first.database.write((session) =>
+      session.run('CREATE TABLE _results.e_01jz0000000000000000000000 AS SELECT 1 AS i'),
+    );
+    expect((await resultTables()).map((t) => t.name)).toEqual([
+      'e_01jz0000000000000000000000',
+      `e_${large.toLowerCase()}`,
+    ]);
+    await first.close();
+    first = await startTestService({}, dataDir);
+    try {
+      expect((await resultTables()).map((t) => t.name)).toEqual([`e_${large.toLowerCase()}`]);
+      const page = await first.json<Envelope>(`/v1/execution/${large}/results?limit=2&offset=4998`);
+      expect(page.body.result?.rows).toEqual([{ i: 4998 }, { i: 4999 }]);
     } finally {
       await first.stop();
     }
