@@ -31,7 +31,7 @@ function commandLine(): string[] {
   const bundle = inject('cliBundle');
   if (!bundle) {
     throw new Error(
-      'this test starts the command line in a child process: put its file in DEADLINE_TESTS or PROGRAM_TESTS of vitest.config.ts (test/cli, test/faults, test/browser, …), whose projects' global setup bundles the command line',
+      'this test starts the command line in a child process: put its file in DEADLINE_TESTS or PROGRAM_TESTS of vitest.config.ts (test/cli, test/faults, test/browser, …), whose global setup bundles the command line',
     );
   }
   return [bundle];
