@@ -6,6 +6,7 @@ import { type Answer, JSON_TYPE } from '../results/results.js';
 import type { AuthFailureLimit } from './auth-failure-limit.js';
 import { headerKey } from './authenticate.js';
 import { errorAnswer } from './error-handler.js';
+import { mayHoldKey } from './query-params.js';
 import type { RateLimits } from './rate-limit.js';
 import type { Observe } from './request-observer.js';
 import { send } from './routes/results.js';
@@ -65,7 +66,7 @@ export function fastLane(deps: FastLaneDeps, express: RequestListener): RequestL
     const path = question < 0 ? url : url.slice(0, question);
     const prefix = PREFIXES.get(path);
     if (prefix === undefined) return undefined;
-    if (question >= 0 && url.includes('api_key', question)) return undefined;
+    if (question >= 0 && mayHoldKey(url.slice(question))) return undefined;
     const headers = req.headers;
     const length = headers['content-length'];
     if ((length !== undefined && length !== '0') || headers['transfer-encoding'] !== undefined)

@@ -2,6 +2,14 @@ import type { Request } from 'express';
 import { badRequest } from '../errors.js';
 
 /**
+ * Whether a query string may carry an API key (`api_key`, its `_` percent-encoded too, in
+ * any case): such a query string is never kept in a cache.
+ */
+export function mayHoldKey(query: string): boolean {
+  return /api(_|%5f)key/i.test(query);
+}
+
+/**
  * Query parameters, checked once at the edge: an unknown or repeated parameter is a 400
  * naming it, so that a typo never silently changes a result. `api_key` is authentication,
  * not a parameter of any operation.

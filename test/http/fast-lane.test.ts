@@ -189,6 +189,8 @@ describe('the metrics endpoint in front of express', () => {
       ['HEAD', get(service, page, { key: KEYS.bob, method: 'HEAD' }), 200],
       ['a body', get(service, page, { key: KEYS.bob, body: 'x' }), 200],
       ['api_key', viaExpress(service, page, KEYS.bob), 200],
+      // The name percent-encoded is still the key (URLSearchParams decodes it): never cached.
+      ['api%5Fkey', get(service, `${page}&api%5Fkey=${KEYS.bob}`, { key: KEYS.bob }), 200],
       ['no key', get(service, page), 401],
       ['an unknown key', get(service, page, { key: 'no-such-key-000001' }), 401],
       ['POST', get(service, page, { key: KEYS.bob, method: 'POST' }), 405],
