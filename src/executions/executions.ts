@@ -333,7 +333,7 @@ export class Executions {
     const timeout = this.options.usersTimeoutSeconds;
     let timer: NodeJS.Timeout | undefined;
     try {
-      // The rows and the COMPLETED record commit together, in one transaction.
+      // The rows and the COMPLETED record are stored by storeResult (one commit, or two for a large result).
       const { execution: completed, rows } = await this.database.dedicated(async (session) => {
         running.session = session;
         try {
@@ -346,7 +346,7 @@ export class Executions {
           }
           return await this.storeResult(running, started, session);
         } finally {
-          // The connection closes when this returns: nothing may interrupt it after.
+          // The connection closes or serves another run when this returns: nothing may interrupt it after.
           running.session = undefined;
         }
       });
