@@ -75,11 +75,12 @@ const json = (status: number, value: unknown): Answer => ({
 /**
  * The parts joined in memory of their own, for an answer the cache keeps. Buffer.concat and
  * Buffer.from put a result under 4 KB into a shared 8 KB pool slab, and a kept view keeps its
- * whole slab alive: the answer cache counts a small answer at its length + 256 bytes, while it
- * held up to 8 KB. Measured with `LOAD_REQUESTS=16000 npm run test:load` and heap snapshots
- * (2026-11-23): after the fourth phase 3,102 cached answers sat in 2,229 slabs (17.4 MB,
- * 11.5 MB more than after the first), the live memory's whole growth over the phases; the
- * slabs fill with each answer's own head, rows and tail, so the waste grew with every part.
+ * whole slab alive, while the cache counts the answer at its length + 256 bytes. Each answer
+ * cut its head, rows, tail and their join from the pool, so few kept answers shared a slab.
+ * Measured (2026-11-23, docs/library-notes.md): after `LOAD_REQUESTS=16000 npm run test:load`,
+ * 3,102 kept answers held 2,229 slabs (17.4 MB; 11.5 MB of the live memory's 12 MB growth
+ * over the phases, now 3 MB); 20,000 distinct one-row pages, counted 19.5 MB, added 63 MB of
+ * live memory, now 29 MB.
  */
 function ownedBytes(parts: readonly Buffer[]): Buffer {
   let length = 0;
