@@ -72,10 +72,13 @@ const json = (status: number, value: unknown): Answer => ({
   datapoints: 0,
 });
 
+/** What the answer cache counts for an entry beyond its body. */
+const ENTRY_BYTES = 768;
+
 /**
  * The parts joined in memory of their own, for an answer the cache keeps. Buffer.concat and
  * Buffer.from put a result under 4 KB into a shared 8 KB pool slab, and a kept view keeps its
- * whole slab alive, while the cache counts the answer at its length + 256 bytes. Each answer
+ * whole slab alive, while the cache counts the answer at its length + ENTRY_BYTES. Each answer
  * cut its head, rows, tail and their join from the pool, so few kept answers shared a slab.
  * Measured (2026-11-23, docs/library-notes.md): after `LOAD_REQUESTS=16000 npm run test:load`,
  * 3,102 kept answers held 2,229 slabs (17.4 MB; 11.5 MB of the live memory's 12 MB growth
@@ -101,7 +104,9 @@ export class Results {
   ) {
     this.answers = new LruCache(
       options.cacheBytes,
-      (answer) => answer.body.length + 256,
+      // Besides its body, an entry costs about 700 bytes: the cache's entry, the answer and
+      // its headers, the key (heap snapshots after the load test, 2026-11-23).
+      (answer) => answer.body.length + ENTRY_BYTES,
       options.maxCachedAnswerBytes,
     );
   }
