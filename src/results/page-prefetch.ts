@@ -8,8 +8,11 @@ import { type RowsFile, removeRows } from './rows-file.js';
  * and size, the offsets after it) are written too (result-rows.ts decides which), and the
  * request for one takes its files.
  *
- * Bounded: at most `maxPages` pages are ahead at a time, and a page nobody asks for within
- * `ttlMs` is removed. A page written ahead in vain costs one page's rendering.
+ * Bounded: at most `maxPages` pages are ahead at a time (a new one removes the oldest), and a
+ * page nobody asks for within `ttlMs` is removed. A page written ahead in vain costs one page's
+ * rendering. Refusing new pages while full, as before, let clients that read a page or two
+ * and left (six such pages per round of bench/whole-results.ts, its pages at three offsets)
+ * stop every later walk's pages for `ttlMs`.
  */
 
 interface Ahead {
@@ -37,7 +40,10 @@ export class PagePrefetch {
 
   /** Starts writing a page ahead, unless it is already or too many are. */
   start(key: string, write: () => Promise<RowsFile>): void {
-    if (this.pages.has(key) || this.pages.size >= this.maxPages) return;
+    if (this.pages.has(key)) return;
+    // Full: the oldest page goes. The newest request is the likeliest to be followed; a page
+    // still unasked for was most often left by a client that stopped reading.
+    if (this.pages.size >= this.maxPages) void this.drop(this.pages.keys().next().value as string);
     const rows = write().catch(() => undefined);
     const timer = setTimeout(() => this.drop(key), this.ttlMs);
     timer.unref();

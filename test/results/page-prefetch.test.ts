@@ -32,13 +32,18 @@ describe('PagePrefetch', () => {
     expect(fs.readdirSync(dir)).toEqual(['page-0']);
   });
 
-  it('keeps at most maxPages ahead, and clear() removes them all', async () => {
+  it('keeps at most maxPages ahead, the oldest removed for a new one, and clear() removes them all', async () => {
     const dir = tempDir('prefetch-');
     const ahead = new PagePrefetch(2, 60_000);
     const write = writer(dir);
     for (const key of ['a', 'b', 'c']) ahead.start(key, write);
     expect(ahead.size).toBe(2);
-    expect(ahead.take('c')).toBeUndefined();
+    // 'a', the oldest, made room for 'c': its file is removed once written.
+    expect(ahead.take('a')).toBeUndefined();
+    await until(() => !fs.readdirSync(dir).includes('page-0'));
+    expect(fs.readdirSync(dir).sort()).toEqual(['page-1', 'page-2']);
+    expect((await ahead.take('c'))?.files[0]?.path).toBe(path.join(dir, 'page-2'));
+    fs.rmSync(path.join(dir, 'page-2'));
     await ahead.clear();
     expect(ahead.size).toBe(0);
     expect(fs.readdirSync(dir)).toEqual([]);
