@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { Profile, ProfileNode } from './cpu-profile.js';
 
 /**
  * Where a server's main thread spent its time under load, from a `--cpu-prof` profile (as
@@ -11,19 +12,8 @@ import fs from 'node:fs';
  *   npx tsx bench/cpu-profile-summary.ts PROFILE.cpuprofile [REQUESTS]
  *
  * With REQUESTS (the requests answered in the load), times are also given in µs per request.
+ * `bench/cpu-profile.ts` shows a whole profile by function and by file instead.
  */
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
 
 const [file, requestsArg] = process.argv.slice(2);
 if (!file) {

@@ -8,13 +8,14 @@ import path from 'node:path';
  * print their CPU time from /proc beside it).
  */
 
-interface ProfileNode {
+/** A `--cpu-prof` file's shape (the parts the profile readers here use). */
+export interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   children?: number[];
 }
 
-interface Profile {
+export interface Profile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];

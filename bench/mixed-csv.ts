@@ -1,4 +1,4 @@
-import fs from 'node:fs';
+import { writeCsvFile } from './csv-file.js';
 import { randomHex, seededRandom } from './random-values.js';
 
 /**
@@ -13,7 +13,6 @@ export const MIXED_HEADER =
   'block_time,block_number,tx_hash,trader,token,amount,price_usd,amount_usd,amount_raw,is_buy,day,venue,note';
 
 export function writeMixedCsv(file: string, targetBytes: number): number {
-  const fd = fs.openSync(file, 'w');
   const random = seededRandom(7);
   const hex = (length: number) => randomHex(random, length);
   const traders = Array.from({ length: 5000 }, () => `0x${hex(40)}`);
@@ -22,28 +21,15 @@ export function writeMixedCsv(file: string, targetBytes: number): number {
   const venues = ['uniswap-v3', 'curve', 'balancer', '1inch', 'cowswap'];
   const notes = ['', 'arbitrage', '"rebalance, weekly"', '"said ""gm"" first"', 'dca', ''];
   const start = Date.UTC(2024, 0, 1);
-  let written = 0;
-  let rows = 0;
-  let batch = `${MIXED_HEADER}\n`;
-  while (written + batch.length < targetBytes) {
-    const block = 18_900_000 + Math.floor(rows / 7);
+  return writeCsvFile(file, targetBytes, MIXED_HEADER, (row) => {
+    const block = 18_900_000 + Math.floor(row / 7);
     const at = new Date(start + (block - 18_900_000) * 12_000 + Math.floor(random() * 1000));
-    const token = rows % tokens.length;
+    const token = row % tokens.length;
     // Amounts as a script computes them: quotients and sums print with up to 17 digits.
-    const amount = rows % 5 === 0 ? Math.floor(random() * 100) / 4 : (random() * 1000) / ((rows % 7) + 1);
+    const amount = row % 5 === 0 ? Math.floor(random() * 100) / 4 : (random() * 1000) / ((row % 7) + 1);
     const price = (prices[token] as number) * (1 + (random() - 0.5) / 50);
-    const usd = rows % 11 === 0 ? '' : String(amount * price);
-    const raw = BigInt(Math.floor(amount * 1e6)) * 1_000_000_000_000n + BigInt(rows % 997);
-    batch += `${at.toISOString()},${block},0x${hex(64)},${traders[rows % traders.length]},${tokens[token]},${amount},${price},${usd},${raw},${rows % 3 === 0},${at.toISOString().slice(0, 10)},${venues[rows % venues.length]},${notes[rows % notes.length]}\n`;
-    rows++;
-    if (batch.length > 1 << 20) {
-      fs.writeSync(fd, batch);
-      written += batch.length;
-      batch = '';
-    }
-  }
-  fs.writeSync(fd, batch);
-  written += batch.length;
-  fs.closeSync(fd);
-  return rows;
+    const usd = row % 11 === 0 ? '' : String(amount * price);
+    const raw = BigInt(Math.floor(amount * 1e6)) * 1_000_000_000_000n + BigInt(row % 997);
+    return `${at.toISOString()},${block},0x${hex(64)},${traders[row % traders.length]},${tokens[token]},${amount},${price},${usd},${raw},${row % 3 === 0},${at.toISOString().slice(0, 10)},${venues[row % venues.length]},${notes[row % notes.length]}`;
+  });
 }

@@ -11,6 +11,7 @@ import {
 import { Database } from '../src/storage/database.js';
 import { migrate } from '../src/storage/service-schema.js';
 import { saveTable } from '../src/tables/table-catalog.js';
+import { api, BENCH_KEY as KEY } from './bench-api.js';
 import { type BenchRow, median } from './bench-table.js';
 import { cpuSeconds, startServiceProcess } from './processes.js';
 
@@ -32,7 +33,6 @@ import { cpuSeconds, startServiceProcess } from './processes.js';
  * with other work, wall times follow the load; CPU times much less.
  */
 
-const KEY = 'bench-key-00000001';
 const ROWS = Number(process.env.BENCH_QUERY_ROWS ?? 10_000_000);
 const SELECT_ONE_RUNS = Number(process.env.BENCH_SELECT_ONE_RUNS ?? 200);
 const ROUNDS = Number(process.env.BENCH_QUERY_ROUNDS ?? 5);
@@ -85,13 +85,6 @@ async function baselineDatabase(dir: string) {
   await connection.run(`CREATE TABLE ${TABLE} AS ${TABLE_SQL}`);
   await connection.run('CHECKPOINT');
   return { instance, connection };
-}
-
-async function api<T>(url: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(url, { ...init, headers: { 'x-service-api-key': KEY } });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
 }
 
 /**

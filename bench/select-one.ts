@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { api, BENCH_KEY as KEY } from './bench-api.js';
 import { median } from './bench-table.js';
 import { cpuSeconds, startServiceProcess, threadCpuSeconds } from './processes.js';
 
@@ -15,15 +16,7 @@ import { cpuSeconds, startServiceProcess, threadCpuSeconds } from './processes.j
  *   npx tsx bench/select-one.ts [RUNS]
  */
 
-const KEY = 'bench-key-00000001';
 const RUNS = Number(process.argv[2] ?? 300);
-
-async function api<T>(url: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(url, { ...init, headers: { 'x-service-api-key': KEY } });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
-}
 
 async function selectOne(base: string): Promise<{ ms: number; polls: number }> {
   const started = performance.now();

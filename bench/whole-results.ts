@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { Database } from '../src/storage/database.js';
 import { migrate } from '../src/storage/service-schema.js';
+import { api, BENCH_KEY as KEY } from './bench-api.js';
 import { type BenchRow, median } from './bench-table.js';
 import {
   type Child,
@@ -39,7 +40,6 @@ import {
  * profile with `npx tsx bench/cpu-profile.ts dir/*.cpuprofile`).
  */
 
-const KEY = 'bench-key-00000001';
 const ROWS = Number(process.env.BENCH_WHOLE_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_WHOLE_ROUNDS ?? 3);
 const MAX_DATAPOINTS = 250_000;
@@ -105,13 +105,6 @@ function get(url: string): Promise<Fetched> {
     });
     request.on('error', reject);
   });
-}
-
-async function api<T>(url: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(url, { ...init, headers: { 'x-service-api-key': KEY } });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
-  return JSON.parse(text) as T;
 }
 
 /** Runs the result's SQL through the API and waits until its execution has completed. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { SnapshotColumn } from '../../src/executions/execution.js';
 import { csvRowExpression, jsonRowExpression, jsonValue } from '../../src/executions/row-rendering.js';
 import { quoteIdentifier, quoteLiteral } from '../../src/storage/sql.js';
+import { createRandomTable, randomName, randomRows } from './support/random-tables.js';
 
 /**
  * Rows are rendered by one flat `concat` per row (issue 17: no JSON document built per row,
@@ -97,39 +98,13 @@ describe('row rendering', () => {
     const connection = await connect();
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(
-          fc.record({
-            text: fc.option(
-              fc.string({ unit: 'binary', maxLength: 12 }).filter((s) => !s.includes('\u0000')),
-            ),
-            number: fc.option(fc.double({ noNaN: false })),
-            integer: fc.option(fc.bigInt({ min: -(2n ** 63n) + 1n, max: 2n ** 63n - 1n })),
-          }),
-          { maxLength: 20 },
-        ),
-        fc
-          .string({ minLength: 1, maxLength: 8 })
-          .filter((s) => !s.includes('\u0000') && !['rowid', 'd', 'i'].includes(s.toLowerCase())),
-        async (rows, name) => {
-          const table = `r${n++}`;
-          const literal = (value: string | null) =>
-            value === null ? 'NULL' : `'${value.replaceAll("'", "''")}'`;
-          const values = rows.map(
-            (r) =>
-              `(${literal(r.text)}, ${r.number === null ? 'NULL' : `${literal(String(r.number))}::DOUBLE`}, ${r.integer === null ? 'NULL' : `${r.integer}::BIGINT`})`,
-          );
-          const quoted = `"${name.replaceAll('"', '""')}"`;
-          await connection.run(
-            values.length === 0
-              ? `CREATE TABLE ${table} (${quoted} VARCHAR, d DOUBLE, i BIGINT)`
-              : `CREATE TABLE ${table} AS SELECT * FROM (VALUES ${values.join(', ')}) v(${quoted}, d, i)`,
-          );
-          const { json, jsonBefore, csv, csvBefore } = await bothRenderings(connection, table);
-          expect(json).toEqual(jsonBefore);
-          expect(csv).toEqual(csvBefore);
-        },
-      ),
+      fc.asyncProperty(randomRows, randomName, async (rows, name) => {
+        const table = `r${n++}`;
+        await createRandomTable(connection, table, rows, name);
+        const { json, jsonBefore, csv, csvBefore } = await bothRenderings(connection, table);
+        expect(json).toEqual(jsonBefore);
+        expect(csv).toEqual(csvBefore);
+      }),
       { numRuns: 100 },
     );
   });

@@ -1,6 +1,6 @@
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
+import { requestFrom } from '../support/request-from.js';
 import { KEYS, startTestService, type TestService } from '../support/service.js';
 
 /**
@@ -16,30 +16,8 @@ beforeAll(async () => {
 });
 afterAll(() => service.stop());
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
 /** GET `path` from the client address `from` (a new connection each time). */
-function get(from: string, path: string, key?: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(
-      `${service.url}${path}`,
-      { localAddress: from, agent: false, headers: key === undefined ? {} : { 'x-service-api-key': key } },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-  });
-}
+const get = (from: string, path: string, key?: string) => requestFrom(`${service.url}${path}`, { from, key });
 
 const wrongKey = (i: number) => `not-a-key-${String(i).padStart(8, '0')}`;
 

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { type RunningService, startService } from '../../src/service.js';
+import { type RawAnswer, type RequestFromOptions, requestFrom } from '../support/request-from.js';
 import { KEYS, TEST_API_KEYS, tempDir } from '../support/service.js';
 
 /**
@@ -57,41 +57,10 @@ async function stop(started: Started | undefined) {
   if (started) fs.rmSync(started.dataDir, { recursive: true, force: true });
 }
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
+type Answer = RawAnswer;
 
-interface GetOptions {
-  key?: string;
-  method?: string;
-  body?: string;
-  /** The client's address (all of 127.0.0.0/8 is loopback on Linux): a client of its own. */
-  from?: string;
-}
-
-function get(service: RunningService, urlPath: string, options: GetOptions = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
-    if (options.key !== undefined) headers['x-service-api-key'] = options.key;
-    if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body));
-    const req = http.request(
-      `${service.url}${urlPath}`,
-      { method: options.method ?? 'GET', headers, agent: false, localAddress: options.from ?? '127.0.0.1' },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+const get = (service: RunningService, urlPath: string, options: RequestFromOptions = {}) =>
+  requestFrom(`${service.url}${urlPath}`, options);
 
 /** The same request through express: the key as `api_key`, which the lane never takes. */
 const viaExpress = (service: RunningService, urlPath: string, key: string, from?: string) =>

@@ -40,7 +40,7 @@ describe('readTree and writeTree', () => {
     expect(readTree(String.raw`{"a":"x\u0000"}`, 10)).toEqual({ refused: 'NUL' });
     expect(readTree(`${'['.repeat(11)}${']'.repeat(11)}`, 10)).toEqual({ refused: 'too deep' });
     expect(readTree(`${'['.repeat(10)}${']'.repeat(10)}`, 10)).toEqual({ tree: expect.any(Array) });
-    expect(readTree(String.raw`{"a":"[[[[[[[[[[[["}`, 2)).toEqual({ tree: { a: '[[[[[[[[[[[[' } });
+    expect(readTree(`{"a":"[[[[[[[[[[[["}`, 2)).toEqual({ tree: { a: '[[[[[[[[[[[[' } });
   });
 });
 
