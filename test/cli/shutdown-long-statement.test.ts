@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ChildService, spawnService } from '../support/child-service.js';
-import { KEYS, tempDir } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { type ChildService, childServicesOfThisFile, spawnService } from '../support/child-service.js';
+import { KEYS } from '../support/service.js';
 
 /**
  * SIGTERM while DuckDB runs a statement that would go on for minutes, on a reader (an
@@ -16,25 +16,7 @@ import { KEYS, tempDir } from '../support/service.js';
 /** serve's deadline (README, "Shutdown"): past it the process must be gone. */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
-const running = new Set<ChildService>();
-function track(service: ChildService): ChildService {
-  running.add(service);
-  service.exited.then(() => running.delete(service));
-  return service;
-}
-afterEach(() => {
-  for (const service of running) service.process.kill('SIGKILL');
-});
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-});
-function freshDir(prefix: string) {
-  const dir = tempDir(prefix);
-  dirs.push(dir);
-  return dir;
-}
+const { track, freshDir } = childServicesOfThisFile();
 
 /**
  * An upload of ~100 MB of numbers in 20 columns whose first column turns to text after the

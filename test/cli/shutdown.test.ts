@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ChildService, spawnService } from '../support/child-service.js';
-import { KEYS, tempDir } from '../support/service.js';
+import { describe, expect, it } from 'vitest';
+import { type ChildService, childServicesOfThisFile, spawnService } from '../support/child-service.js';
+import { KEYS } from '../support/service.js';
 
 /**
  * SIGTERM while the service is busy: it must exit 0 within a few seconds and leave a
@@ -18,27 +18,8 @@ const FIXTURE_QUERIES = path.resolve(import.meta.dirname, '../fixtures/queries')
  */
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
-/** Services still running when a test ends (it failed half-way) are stopped, not left behind. */
-const running = new Set<ChildService>();
-function track(service: ChildService): ChildService {
-  running.add(service);
-  service.exited.then(() => running.delete(service));
-  return service;
-}
-afterEach(() => {
-  for (const service of running) service.process.kill('SIGKILL');
-});
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-function freshDir() {
-  const dir = tempDir('shutdown-');
-  dirs.push(dir);
-  return dir;
-}
+const { track, freshDir: freshDirOf } = childServicesOfThisFile();
+const freshDir = () => freshDirOf('shutdown-');
 
 /** An upload body just under the default 200 MB limit, and its number of rows. */
 function uploadBody(): { body: Buffer; rows: number } {

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { qualifiedName } from '../../src/storage/sql.js';
 import type { Envelope } from '../support/results.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { databaseState } from './support/database-state.js';
 import { HOSTILE_SQL, HOSTILE_SQL_TABLES, type HostileSql } from './support/hostile-sql.js';
 import { finished, post } from './support/queries.js';
 
@@ -21,34 +21,13 @@ let service: TestService;
 
 /** Everything users' SQL could have changed: user tables' rows, the catalog, the files. */
 async function everything(): Promise<unknown> {
-  const database = await service.database.read(async (session) => {
-    const tables = await session.all<{ schema_name: string; table_name: string }>(
-      "SELECT schema_name, table_name FROM duckdb_tables() WHERE schema_name NOT IN ('_results') ORDER BY ALL",
-    );
-    const contents: Record<string, unknown> = {};
-    for (const { schema_name, table_name } of tables) {
-      // The service's own records of executions and queries change by design.
-      if (schema_name === '_service' && table_name !== 'tables') continue;
-      contents[`${schema_name}.${table_name}`] = await session.all(
-        `SELECT * FROM ${qualifiedName(schema_name, table_name)} ORDER BY ALL`,
-      );
-    }
-    return {
-      contents,
-      views: await session.all('SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY ALL'),
-      macros: await session.all(
-        "SELECT function_name FROM duckdb_functions() WHERE database_name <> 'system' ORDER BY ALL",
-      ),
-      sequences: await session.all('SELECT sequence_name FROM duckdb_sequences() ORDER BY ALL'),
-      types: await session.all(
-        "SELECT type_name FROM duckdb_types() WHERE database_name <> 'system' ORDER BY ALL",
-      ),
-      databases: await session.all('SELECT database_name FROM duckdb_databases() ORDER BY ALL'),
-      settings: await session.all(
-        "SELECT name, value FROM duckdb_settings() WHERE name IN ('enable_external_access', 'allowed_directories', 'lock_configuration', 'threads', 'memory_limit') ORDER BY ALL",
-      ),
-    };
-  });
+  const database = await service.database.read((session) =>
+    databaseState(session, {
+      // Results are made by design, and so are the service's records of executions and queries.
+      skip: (schema, table) => schema === '_results' || (schema === '_service' && table !== 'tables'),
+      settings: true,
+    }),
+  );
   const files = fs
     .readdirSync(service.dataDir, { recursive: true })
     .map(String)

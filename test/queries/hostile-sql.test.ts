@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import type { Database } from '../../src/storage/database.js';
-import { qualifiedName } from '../../src/storage/sql.js';
+import { databaseState } from './support/database-state.js';
 import { HOSTILE_SQL, HOSTILE_SQL_TABLES } from './support/hostile-sql.js';
 import { ALICE, FIXTURE_TABLES, openFixture, sandboxFor } from './support/sandbox-fixture.js';
 
@@ -21,31 +21,7 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 /** Everything a query could have changed, as plain data. */
-async function everything(): Promise<unknown> {
-  return database.read(async (session) => {
-    const tables = await session.all<{ schema_name: string; table_name: string }>(
-      'SELECT schema_name, table_name FROM duckdb_tables() ORDER BY ALL',
-    );
-    const contents: Record<string, unknown> = {};
-    for (const { schema_name, table_name } of tables) {
-      contents[`${schema_name}.${table_name}`] = await session.all(
-        `SELECT * FROM ${qualifiedName(schema_name, table_name)} ORDER BY ALL`,
-      );
-    }
-    return {
-      contents,
-      views: await session.all('SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY ALL'),
-      macros: await session.all(
-        "SELECT function_name FROM duckdb_functions() WHERE database_name <> 'system' ORDER BY ALL",
-      ),
-      sequences: await session.all('SELECT sequence_name FROM duckdb_sequences() ORDER BY ALL'),
-      types: await session.all(
-        "SELECT type_name FROM duckdb_types() WHERE database_name <> 'system' ORDER BY ALL",
-      ),
-      databases: await session.all('SELECT database_name FROM duckdb_databases() ORDER BY ALL'),
-    };
-  });
-}
+const everything = () => database.read((session) => databaseState(session));
 
 describe('the hostile-SQL corpus', () => {
   it('has at least 60 attempts, each named once, over tables the fixture has', () => {

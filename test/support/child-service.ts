@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
-import { inject } from 'vitest';
-import { TEST_API_KEYS } from './service.js';
+import { afterAll, afterEach, inject } from 'vitest';
+import { TEST_API_KEYS, tempDir } from './service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -77,4 +78,35 @@ export async function spawnService(dataDir: string, env: Record<string, string> 
     setTimeout(() => reject(new Error(`service did not start in time:\n${output}`)), 30_000).unref();
   });
   return { process: child, url, output: () => output, exited };
+}
+
+/**
+ * For a test file whose tests start servers: `track` each one, and any still running when a
+ * test ends (it failed half-way) is killed, not left behind; `freshDir` data directories are
+ * removed after the file.
+ */
+export function childServicesOfThisFile(): {
+  track: (service: ChildService) => ChildService;
+  freshDir: (prefix: string) => string;
+} {
+  const running = new Set<ChildService>();
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const service of running) service.process.kill('SIGKILL');
+  });
+  afterAll(() => {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    track(service) {
+      running.add(service);
+      service.exited.then(() => running.delete(service));
+      return service;
+    },
+    freshDir(prefix) {
+      const dir = tempDir(prefix);
+      dirs.push(dir);
+      return dir;
+    },
+  };
 }
