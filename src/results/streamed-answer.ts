@@ -37,7 +37,10 @@ class FileSender {
    */
   readonly closed: Promise<void>;
 
-  constructor(private readonly out: Writable) {
+  constructor(
+    private readonly out: Writable,
+    private readonly stalledMs: number,
+  ) {
     this.closed = new Promise((resolve) => {
       if (out.closed || out.destroyed) resolve();
       else out.once('close', () => resolve());
@@ -49,7 +52,7 @@ class FileSender {
     let timer: NodeJS.Timeout | undefined;
     const taken = new Promise<void>((resolve, reject) => {
       this.out.write(chunk, (error) => (error ? reject(error) : resolve()));
-      timer = setTimeout(() => reject(new Error('the client stopped reading')), STALLED_MS);
+      timer = setTimeout(() => reject(new Error('the client stopped reading')), this.stalledMs);
     });
     const gone = this.closed.then(() => {
       throw new Error('the client went away');
@@ -114,8 +117,13 @@ async function sendParts(sender: FileSender, parts: RowsInParts, separator: Buff
   return bytes;
 }
 
-async function sendRows(out: Writable, answer: Answer, streamed: StreamedRows): Promise<void> {
-  const sender = new FileSender(out);
+async function sendRows(
+  out: Writable,
+  answer: Answer,
+  streamed: StreamedRows,
+  stalledMs: number,
+): Promise<void> {
+  const sender = new FileSender(out, stalledMs);
   await sender.send(answer.body);
   let bytes: number;
   if (streamed.rows instanceof RowsInParts) {
@@ -137,10 +145,12 @@ export async function sendLargePage(
   res: ServerResponse,
   answer: Answer,
   streamed: StreamedRows,
+  /** How long a client may read nothing (tests shorten it). */
+  stalledMs = STALLED_MS,
 ): Promise<void> {
   try {
     res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
-    await sendRows(res, answer, streamed);
+    await sendRows(res, answer, streamed, stalledMs);
   } catch {
     res.destroy();
   } finally {
