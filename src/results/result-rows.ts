@@ -13,7 +13,15 @@ import type { Database, SqlValue } from '../storage/database.js';
 import { LruCache } from './lru-cache.js';
 import { PagePrefetch } from './page-prefetch.js';
 import type { ResultRequest } from './result-request.js';
-import { joinRowsFiles, type RowsFile, removeRows, smallIntoMemory, writeRowsFile } from './rows-file.js';
+import {
+  firstRows,
+  joinRowsFiles,
+  type RowsFile,
+  removeRows,
+  smallIntoMemory,
+  startRowsFile,
+  writeRowsFile,
+} from './rows-file.js';
 import { RowsInParts } from './rows-in-parts.js';
 
 /**
@@ -55,6 +63,11 @@ export interface ResultRowsOptions {
   tmpDir: string;
   /** A page from DuckDB of at most this many bytes is kept in memory; a larger one is sent from its file. */
   inMemoryPageBytes: number;
+  /**
+   * A long range is written in parts of about this many bytes each, at most two on disk at a
+   * time (rows-in-parts.ts).
+   */
+  partBytes: number;
   /** Large pages written ahead of their request at most at a time, and how long one waits for it. */
   prefetch: { maxPages: number; ttlMs: number };
 }
@@ -278,19 +291,28 @@ export class ResultRows {
       sql: `SELECT ${p.render} AS r FROM ${table} WHERE rowid >= ? AND rowid < ?`,
       params: [from, to],
     });
-    if (count > PAGE_THREADS * ROWS_PER_PART) {
-      const ranges = rowIdParts(request.offset, count);
+    if (count > LONG_RANGE_ROWS) {
+      const rowsPerPart = partRows(execution, this.options.partBytes);
+      const ranges = rowIdParts(request.offset, count, rowsPerPart);
+      // A part over two row groups is written on every thread by itself; smaller ones two at a time.
+      const atOnce = rowsPerPart >= 2 * ROW_GROUP_ROWS ? 1 : PAGE_THREADS;
       const rows = new RowsInParts(
         ranges.length,
-        (part) => this.writeParts([range(ranges[part] as [number, number])], p.format),
-        PAGE_THREADS,
-        PAGE_THREADS + 1,
+        (part) => {
+          const { sql, params } = range(ranges[part] as [number, number]);
+          const run = (copy: string, values: readonly SqlValue[]) =>
+            this.database.read((session) => session.run(copy, values));
+          return startRowsFile(run, sql, params, p.format, this.options.tmpDir);
+        },
+        atOnce,
+        atOnce + 1,
       );
-      // The first part before any byte is sent: a failure is still an answer of its own.
+      // The first rows before any byte is sent: a failure before them is still an answer of its own.
       try {
-        await rows.part(0);
+        await firstRows(rows.part(0));
       } catch (error) {
         await rows.discard();
+        await rows.part(0).written.then(removeRows, () => undefined);
         throw error;
       }
       return { columns: p.selected, count, rows, totalRowCount: total };
@@ -364,12 +386,23 @@ const PAGE_THREADS = 2;
  * and 890–990 ms of CPU, each page in two halves at once 670–730 ms and 1,070–1,160 ms.
  */
 const PAGES_AHEAD = 2;
-/** A longer range is written in parts of about this many rows (a row group), sent as they come. */
-const ROWS_PER_PART = 122_880;
+/** DuckDB's row group: a table scan's unit of parallelism. */
+const ROW_GROUP_ROWS = 122_880;
+/** A longer range is written in parts (rows-in-parts.ts), each sent while it is written. */
+const LONG_RANGE_ROWS = PAGE_THREADS * ROW_GROUP_ROWS;
+/** Rows per part for an execution's result: `partBytes` of its rows as JSON, at least ROWS_PER_THREAD. */
+function partRows(execution: Execution, partBytes: number): number {
+  const bytesPerRow = (execution.resultBytes ?? 0) / Math.max(1, execution.rowCount ?? 0);
+  return Math.max(ROWS_PER_THREAD, Math.floor(partBytes / Math.max(1, bytesPerRow)));
+}
 
-/** A long range `offset … offset + count - 1` as parts `[from, to)` of about ROWS_PER_PART rows. */
-export function rowIdParts(offset: number, count: number): [number, number][] {
-  const parts = Math.ceil(count / ROWS_PER_PART);
+/** A long range `offset … offset + count - 1` as parts `[from, to)` of at most `rowsPerPart` rows, of equal size. */
+export function rowIdParts(offset: number, count: number, rowsPerPart: number): [number, number][] {
+  return evenRanges(offset, count, Math.ceil(count / rowsPerPart));
+}
+
+/** `offset … offset + count - 1` as `parts` contiguous ranges `[from, to)` of equal size. */
+function evenRanges(offset: number, count: number, parts: number): [number, number][] {
   const ranges: [number, number][] = [];
   for (let i = 0; i < parts; i++) {
     ranges.push([offset + Math.floor((count * i) / parts), offset + Math.floor((count * (i + 1)) / parts)]);
@@ -385,10 +418,5 @@ export function rowIdParts(offset: number, count: number): [number, number][] {
  * the table's order, on every thread it has when the range spans row groups.
  */
 export function rowIdRanges(offset: number, count: number): [number, number][] {
-  const parts = Math.max(1, Math.min(PAGE_THREADS, Math.floor(count / ROWS_PER_THREAD)));
-  const ranges: [number, number][] = [];
-  for (let i = 0; i < parts; i++) {
-    ranges.push([offset + Math.floor((count * i) / parts), offset + Math.floor((count * (i + 1)) / parts)]);
-  }
-  return ranges;
+  return evenRanges(offset, count, Math.max(1, Math.min(PAGE_THREADS, Math.floor(count / ROWS_PER_THREAD))));
 }

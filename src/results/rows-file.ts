@@ -26,11 +26,31 @@ export interface RowsFile {
   bytes: number;
 }
 
+/** Bytes at the end of a file that are not rows: the `,` after the last JSON object. */
+function trailingBytes(format: ResultFormat): number {
+  return format === 'json' ? 1 : 0;
+}
+
 /**
  * `select` must have one VARCHAR column, the rendered row. DuckDB keeps the order of the
  * SELECT's rows in the file (its ORDER BY, or the table's own order without one, since
- * `preserve_insertion_order` is on).
+ * `preserve_insertion_order` is on), and writes the file from its start to its end.
+ * `USE_TMP_FILE false`: DuckDB writes into the file there, even when it exists, instead of
+ * writing another and renaming it over (what it does by default for a file that exists).
  */
+function copyRows(select: string, file: string, format: ResultFormat): string {
+  const separator = format === 'json' ? `','` : `E'\\n'`;
+  return `COPY (${select}) TO ${quoteLiteral(file)} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', NEW_LINE ${separator}, USE_TMP_FILE false)`;
+}
+
+function rowsFileName(tmpDir: string, format: ResultFormat): string {
+  return path.join(tmpDir, `rows-${ulid()}.${format === 'json' ? 'jsonl' : 'csv'}`);
+}
+
+function writtenFile(file: string, size: number, format: ResultFormat): RowsFile {
+  return { files: [{ path: file, size }], bytes: Math.max(0, size - trailingBytes(format)) };
+}
+
 export async function writeRowsFile(
   session: Session,
   select: string,
@@ -38,26 +58,89 @@ export async function writeRowsFile(
   format: ResultFormat,
   tmpDir: string,
 ): Promise<RowsFile> {
-  const file = path.join(tmpDir, `rows-${ulid()}.${format === 'json' ? 'jsonl' : 'csv'}`);
-  const separator = format === 'json' ? `','` : `E'\\n'`;
+  const file = rowsFileName(tmpDir, format);
   try {
-    await session.run(
-      `COPY (${select}) TO ${quoteLiteral(file)} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '', NEW_LINE ${separator})`,
-      params,
-    );
+    await session.run(copyRows(select, file, format), params);
     const { size } = await fs.stat(file);
-    return { files: [{ path: file, size }], bytes: format === 'json' ? Math.max(0, size - 1) : size };
+    return writtenFile(file, size, format);
   } catch (error) {
     await unlinkIfThere(file);
     throw error;
   }
 }
 
+/**
+ * A file DuckDB is writing now, whose rows can be sent while it writes the rest
+ * (streamed-answer.ts reads it as it grows). The file is created empty before DuckDB opens
+ * it, so that a reader may open it at once and reads the very file DuckDB writes.
+ */
+export interface RowsBeingWritten {
+  path: string;
+  /** Settles once the file exists. */
+  created: Promise<void>;
+  /** The file as written, once DuckDB is done; rejects, the file removed, if the statement fails. */
+  written: Promise<RowsFile>;
+  /** Bytes at the file's end that are not rows (sent by no reader). */
+  trailing: number;
+}
+
+/** Starts writing `select`'s rows into a new file: `run` runs the COPY on a connection of its own. */
+export function startRowsFile(
+  run: (sql: string, params: readonly SqlValue[]) => Promise<void>,
+  select: string,
+  params: readonly SqlValue[],
+  format: ResultFormat,
+  tmpDir: string,
+): RowsBeingWritten {
+  const file = rowsFileName(tmpDir, format);
+  const created = fs.writeFile(file, '', { flag: 'wx' });
+  const written = (async () => {
+    try {
+      await created;
+      await run(copyRows(select, file, format), params);
+      const { size } = await fs.stat(file);
+      return writtenFile(file, size, format);
+    } catch (error) {
+      await unlinkIfThere(file);
+      throw error;
+    }
+  })();
+  // Whoever reads the rows sees a failure; these two are only waited for.
+  created.catch(() => undefined);
+  written.catch(() => undefined);
+  return { path: file, created, written, trailing: trailingBytes(format) };
+}
+
+/** How often a reader looks again at a file that has not grown (see streamed-answer.ts). */
+export const GROWTH_POLL_MS = 2;
+
+/**
+ * Settles once the file holds a row, or is written: rejects if its statement fails first.
+ * What fails before any row (a table gone, a refused statement) can still be an answer of its own.
+ */
+export async function firstRows(rows: RowsBeingWritten): Promise<void> {
+  let settled = false;
+  const written = rows.written.finally(() => {
+    settled = true;
+  });
+  written.catch(() => undefined);
+  await rows.created;
+  const handle = await fs.open(rows.path, 'r');
+  try {
+    while (!settled && (await handle.stat()).size <= rows.trailing) {
+      await Promise.race([written, new Promise((resolve) => setTimeout(resolve, GROWTH_POLL_MS))]);
+    }
+  } finally {
+    await handle.close();
+  }
+  if (settled) await written;
+}
+
 /** Consecutive parts of one page, written separately, as one. */
 export function joinRowsFiles(parts: readonly RowsFile[], format: ResultFormat): RowsFile {
   const files = parts.flatMap((part) => part.files);
   const size = files.reduce((sum, file) => sum + file.size, 0);
-  return { files, bytes: format === 'json' ? Math.max(0, size - 1) : size };
+  return { files, bytes: Math.max(0, size - trailingBytes(format)) };
 }
 
 /** Files of at most `maxBytes` are read into memory (and removed): small pages are kept as bytes. */

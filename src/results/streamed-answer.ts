@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import type { Answer, StreamedRows } from './results.js';
-import { type RowsFile, removeRows } from './rows-file.js';
+import { GROWTH_POLL_MS, type RowsBeingWritten, type RowsFile, removeRows } from './rows-file.js';
 import { discardRows, RowsInParts } from './rows-in-parts.js';
 
 /**
@@ -92,26 +92,67 @@ class FileSender {
     }
   }
 
+  /**
+   * The rows of a file DuckDB is writing, as they come: what the file holds is sent (less
+   * the last `trailing` bytes, which may be the rows' end), then, once nothing is left, the
+   * file is looked at again every GROWTH_POLL_MS until DuckDB says it is done and how long
+   * it is. Polled, not watched: DuckDB writes a part in thousands of writes, each of which
+   * would be an inotify event; a look that finds nothing new costs one read. Returns the
+   * bytes sent.
+   */
+  async sendGrowing(rows: RowsBeingWritten): Promise<number> {
+    let written: RowsFile | undefined;
+    const settled = rows.written.then((file) => {
+      written = file;
+    });
+    settled.catch(() => undefined);
+    await rows.created;
+    const handle = await fs.open(rows.path, 'r');
+    try {
+      let position = 0;
+      for (;;) {
+        const end = written ? written.bytes : Number.POSITIVE_INFINITY;
+        if (position >= end) return position;
+        const done = written !== undefined;
+        // This buffer's previous write ended before the `await this.writing` in send().
+        const buffer = this.buffers[this.turn % 2] as Buffer;
+        const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_BYTES, end - position), position);
+        const rowsRead = done ? bytesRead : bytesRead - rows.trailing;
+        if (rowsRead > 0) {
+          this.turn++;
+          position += rowsRead;
+          await this.send(buffer.subarray(0, rowsRead));
+        } else if (done) {
+          throw new Error(`${rows.path} ended before its ${end} bytes`);
+        } else {
+          await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, GROWTH_POLL_MS))]);
+        }
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+
   async flushed(): Promise<void> {
     await this.writing;
   }
 }
 
-/** Sends every part in order, each once written; the rows' bytes. */
+/** Sends every part in order, each while it is written; the rows' bytes. */
 async function sendParts(sender: FileSender, parts: RowsInParts, separator: Buffer): Promise<number> {
   let bytes = 0;
   for (let i = 0; i < parts.count; i++) {
-    const part = await parts.part(i);
+    const part = parts.part(i);
     try {
-      if (bytes > 0 && part.bytes > 0 && separator.length > 0) {
+      // Every part holds a row: a range of a snapshot's row ids, which are 0, 1, … .
+      if (bytes > 0 && separator.length > 0) {
         await sender.send(separator);
         bytes += separator.length;
       }
-      await sender.sendFiles(part);
-      bytes += part.bytes;
-      // The socket may still hold the last buffer, not the file: it can go.
+      bytes += await sender.sendGrowing(part);
     } finally {
-      await removeRows(part);
+      // Once written: the socket may still hold the last buffer, not the file.
+      await part.written.then(removeRows, () => undefined);
     }
   }
   return bytes;

@@ -28,6 +28,7 @@ describe('the answer cache', () => {
       cacheBytes: 1 << 20,
       tmpDir: path.join(service.dataDir, 'tmp'),
       inMemoryPageBytes: 1 << 20,
+      partBytes: 1 << 27,
       prefetch: { maxPages: 2, ttlMs: 60_000 },
     });
     results = new Results(service.executions, rows, {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { rowIdParts, rowIdRanges } from '../../src/results/result-rows.js';
-import type { RowsFile } from '../../src/results/rows-file.js';
+import type { RowsBeingWritten, RowsFile } from '../../src/results/rows-file.js';
 import { RowsInParts } from '../../src/results/rows-in-parts.js';
 import { tempDir } from '../support/service.js';
 
@@ -15,16 +15,24 @@ import { tempDir } from '../support/service.js';
 function slowWriter(dir: string) {
   const releases = new Map<number, () => void>();
   const state = { writing: 0, mostWriting: 0, started: [] as number[] };
-  const write = async (part: number): Promise<RowsFile> => {
+  const write = (part: number): RowsBeingWritten => {
     state.started.push(part);
     state.writing++;
     state.mostWriting = Math.max(state.mostWriting, state.writing);
-    await new Promise<void>((resolve) => releases.set(part, resolve));
-    state.writing--;
-    if (part === 13) throw new Error('part 13 failed');
     const file = path.join(dir, `part-${part}`);
-    fs.writeFileSync(file, `${part},`);
-    return { files: [{ path: file, size: fs.statSync(file).size }], bytes: fs.statSync(file).size - 1 };
+    fs.writeFileSync(file, '');
+    const written = (async (): Promise<RowsFile> => {
+      await new Promise<void>((resolve) => releases.set(part, resolve));
+      state.writing--;
+      if (part === 13) {
+        fs.rmSync(file);
+        throw new Error('part 13 failed');
+      }
+      fs.writeFileSync(file, `${part},`);
+      return { files: [{ path: file, size: fs.statSync(file).size }], bytes: fs.statSync(file).size - 1 };
+    })();
+    written.catch(() => undefined);
+    return { path: file, created: Promise.resolve(), written, trailing: 1 };
   };
   const release = async (part: number) => {
     for (let i = 0; i < 100 && !releases.has(part); i++) await new Promise((r) => setTimeout(r, 5));
@@ -43,16 +51,17 @@ describe('RowsInParts', () => {
     await new Promise((r) => setTimeout(r, 10));
     // 0 written, not taken: 1 and 2 are being written, 3 waits for the window.
     expect(state.started).toEqual([0, 1, 2]);
-    const first = await parts.part(0);
+    const first = await parts.part(0).written;
     expect(fs.readFileSync(first.files[0]?.path as string, 'utf8')).toBe('0,');
     await release(1);
     await release(2);
-    const second = await parts.part(1);
+    const second = await parts.part(1).written;
     expect(second.bytes).toBe(1);
     for (const index of [2, 3, 4, 5]) {
       const part = parts.part(index);
+      expect(part.path).toBe(path.join(dir, `part-${index}`));
       await release(index);
-      expect((await part).files[0]?.path).toBe(path.join(dir, `part-${index}`));
+      expect((await part.written).files[0]?.path).toBe(path.join(dir, `part-${index}`));
     }
     expect(state.started).toEqual([0, 1, 2, 3, 4, 5]);
     expect(state.mostWriting).toBe(2);
@@ -75,8 +84,8 @@ describe('RowsInParts', () => {
     const { write, release } = slowWriter(dir);
     const parts = new RowsInParts(20, write, 20, 20);
     for (let part = 0; part < 20; part++) await release(part);
-    for (let part = 0; part < 13; part++) await parts.part(part);
-    await expect(parts.part(13)).rejects.toThrow('part 13 failed');
+    for (let part = 0; part < 13; part++) await parts.part(part).written;
+    await expect(parts.part(13).written).rejects.toThrow('part 13 failed');
     await parts.discard();
     expect(fs.readdirSync(dir).sort()).toEqual(Array.from({ length: 13 }, (_, i) => `part-${i}`).sort());
   });
@@ -103,13 +112,14 @@ describe('row-id ranges of a page', () => {
   });
 
   it.each([
-    [0, 245_761, 3],
-    [7, 1_000_000, 9],
-    [0, 10_000_000, 82],
-  ])('rowIdParts(%i, %i): %i parts of at most a row group', (offset, count, parts) => {
-    const ranges = rowIdParts(offset, count);
+    [0, 245_761, 122_880, 3],
+    [7, 1_000_000, 122_880, 9],
+    [7, 1_000_000, 1_000_000, 1],
+    [0, 10_000_000, 762_600, 14],
+  ])('rowIdParts(%i, %i, %i): %i parts of at most that many rows', (offset, count, rowsPerPart, parts) => {
+    const ranges = rowIdParts(offset, count, rowsPerPart);
     expect(ranges).toHaveLength(parts);
     covers(ranges, offset, count);
-    for (const [from, to] of ranges) expect(to - from).toBeLessThanOrEqual(122_880);
+    for (const [from, to] of ranges) expect(to - from).toBeLessThanOrEqual(rowsPerPart);
   });
 });

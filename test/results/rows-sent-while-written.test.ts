@@ -1,0 +1,217 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Execution } from '../../src/executions/execution.js';
+import { parseResultRequest } from '../../src/results/result-request.js';
+import { ResultRows } from '../../src/results/result-rows.js';
+import type { Answer, StreamedRows } from '../../src/results/results.js';
+import { Results } from '../../src/results/results.js';
+import {
+  firstRows,
+  type RowsBeingWritten,
+  type RowsFile,
+  startRowsFile,
+} from '../../src/results/rows-file.js';
+import { RowsInParts } from '../../src/results/rows-in-parts.js';
+import { sendLargePage } from '../../src/results/streamed-answer.js';
+import { executeSql, finished } from '../queries/support/queries.js';
+import { startTestService, type TestService, tempDir } from '../support/service.js';
+
+/**
+ * A long range of a result (a whole CSV or JSON answer) is written by DuckDB in parts, and
+ * each part is sent while DuckDB writes it: the reader follows the file as it grows and
+ * sends a JSON part's last byte (the `,` after its last row) never. Whatever the parts'
+ * size, the answer holds the same bytes, and no file is left.
+ */
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** Sends `answer` (with its streamed rows) to one client over a real socket; the body received. */
+async function sentOverHttp(answer: Answer, rows: StreamedRows): Promise<Buffer> {
+  let sent: Promise<void> | undefined;
+  const server = http.createServer((_req, res) => {
+    sent = sendLargePage(res, answer, rows);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  const body = Buffer.from(await response.arrayBuffer());
+  await sent;
+  return body;
+}
+
+/** A file written in steps by the test, as DuckDB writes a part: `write` appends, `finish` ends it. */
+function fileWrittenInSteps(dir: string, trailing: number) {
+  const file = path.join(dir, 'rows-steps');
+  fs.writeFileSync(file, '');
+  let finish: () => void = () => undefined;
+  const written = new Promise<RowsFile>((resolve) => {
+    finish = () => {
+      const size = fs.statSync(file).size;
+      resolve({ files: [{ path: file, size }], bytes: size - trailing });
+    };
+  });
+  const rows: RowsBeingWritten = { path: file, created: Promise.resolve(), written, trailing };
+  return { rows, write: (text: string) => fs.appendFileSync(file, text), finish: () => finish() };
+}
+
+describe('a part sent while it is written', () => {
+  it('reaches the client as it grows, less the separator after its last JSON row', async () => {
+    const dir = tempDir('rows-growing-');
+    const part = fileWrittenInSteps(dir, 1);
+    const parts = new RowsInParts(1, () => part.rows, 1, 2);
+    const answer: Answer = {
+      status: 200,
+      contentType: 'application/json',
+      body: Buffer.from('['),
+      headers: {},
+      datapoints: 0,
+    };
+    const streamed: StreamedRows = {
+      rows: parts,
+      separator: Buffer.from(','),
+      tail: (n) => Buffer.from(`]${n}`),
+    };
+    let sent: Promise<void> | undefined;
+    const server = http.createServer((_req, res) => {
+      sent = sendLargePage(res, answer, streamed);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const received: string[] = [];
+    const body = new Promise<string>((resolve, reject) => {
+      http
+        .get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) => {
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => received.push(chunk));
+          response.on('end', () => resolve(received.join('')));
+        })
+        .on('error', reject);
+    });
+    /** Waits until the client has received `text`, and a little longer: it must not receive more. */
+    const receivedNow = async (text: string) => {
+      for (let i = 0; i < 250 && received.join('') !== text; i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(received.join('')).toBe(text);
+    };
+    // While the file grows, its last byte waits (it may be the separator after the last row).
+    part.write('{"a":1},');
+    await receivedNow('[{"a":1}');
+    part.write('{"a":2},{"a"');
+    await receivedNow('[{"a":1},{"a":2},{"a');
+    part.write(':3},');
+    await receivedNow('[{"a":1},{"a":2},{"a":3}');
+    part.finish();
+    expect(await body).toBe('[{"a":1},{"a":2},{"a":3}]23');
+    await sent;
+    // The file is the sender's to remove once written and sent.
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('a part whose statement fails before any row is an error before any byte', async () => {
+    const service = await startTestService();
+    try {
+      const failing = new RowsInParts(
+        1,
+        () =>
+          startRowsFile(
+            (sql, params) => service.database.read((session) => session.run(sql, params)),
+            'SELECT r FROM no_such_table',
+            [],
+            'csv',
+            path.join(service.dataDir, 'tmp'),
+          ),
+        1,
+        2,
+      );
+      await expect(firstRows(failing.part(0))).rejects.toThrow(/no_such_table/);
+      await failing.discard();
+      expect(fs.readdirSync(path.join(service.dataDir, 'tmp')).filter((f) => f.startsWith('rows-'))).toEqual(
+        [],
+      );
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
+describe('a long range in parts of any size', () => {
+  const ROWS = 250_000;
+  let service: TestService;
+  let execution: Execution;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    // Six columns of the kinds users have, text that needs CSV quoting and JSON escapes, NULLs.
+    const id = await executeSql(
+      service,
+      `SELECT i AS id,
+        CASE WHEN i % 1000 = 7 THEN NULL ELSE CAST(i AS DOUBLE) * 1.5 END AS amount,
+        CASE WHEN i % 5000 = 1 THEN 'a,"b"' || chr(10) || 'c' ELSE 'token_' || (i % 13) END AS label,
+        TIMESTAMP '2024-01-01' + to_seconds(i) AS at,
+        i % 3 = 0 AS flag
+        FROM range(${ROWS}) r(i)`,
+    );
+    expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
+    execution = service.executions.get(id) as Execution;
+  });
+  afterAll(async () => {
+    await service.stop();
+  });
+
+  it.each([
+    ['json', 2_000_000],
+    ['csv', 2_000_000],
+    ['json', 30_000_000],
+    ['csv', 1 << 30],
+  ] as const)(
+    '%s in parts of %i bytes: the bytes of the service own answer (one part), in order',
+    async (format, partBytes) => {
+      const tmpDir = path.join(service.dataDir, 'tmp');
+      const rows = new ResultRows(service.database, {
+        inMemoryMaxRows: 1_000,
+        cacheBytes: 1 << 20,
+        tmpDir,
+        inMemoryPageBytes: 1 << 20,
+        partBytes,
+        prefetch: { maxPages: 2, ttlMs: 60_000 },
+      });
+      const results = new Results(service.executions, rows, {
+        maxDatapointsPerRequest: 1_000,
+        baseUrl: () => service.url,
+        cacheBytes: 1 << 20,
+        maxCachedAnswerBytes: 1 << 20,
+      });
+      try {
+        const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
+        const answer = await results.answer(execution, request, format, '/v1');
+        const streamed = answer.rows as StreamedRows;
+        expect(streamed.rows).toBeInstanceOf(RowsInParts);
+        const parts = (streamed.rows as RowsInParts).count;
+        expect(parts).toBeGreaterThanOrEqual(partBytes < 10_000_000 ? 10 : 1);
+        const body = (await sentOverHttp(answer, streamed)).toString();
+        const own = await service.request(
+          `/v1/execution/${execution.id}/results${format === 'csv' ? '/csv' : ''}?ignore_max_datapoints_per_request=true`,
+        );
+        expect(body === (await own.text()), `${parts} parts`).toBe(true);
+        if (format === 'json') {
+          const ids = (JSON.parse(body) as { result: { rows: { id: number }[] } }).result.rows.map(
+            (r) => r.id,
+          );
+          expect(ids).toEqual(Array.from({ length: ROWS }, (_, i) => i));
+        }
+        expect(fs.readdirSync(tmpDir).filter((file) => file.startsWith('rows-'))).toEqual([]);
+      } finally {
+        await results.close();
+      }
+    },
+  );
+});
