@@ -317,10 +317,19 @@ export class ResultRows {
       }
       return { columns: p.selected, count, rows, totalRowCount: total };
     }
-    /** A page in one statement, or (asked for now, nothing written ahead) in two at once. */
-    const write = (offset: number, rows: number, split: boolean) => {
-      const ranges: [number, number][] = split ? rowIdRanges(offset, rows) : [[offset, offset + rows]];
-      return this.writeParts(ranges.map(range), p.format);
+    /**
+     * A page in one statement, or (asked for now, nothing written ahead) in two at once.
+     * Of two single-task statements at once, one runs on DuckDB's worker threads only
+     * (Session.runOnWorkers): the second half of a page, and every other page written ahead.
+     */
+    const write = (offset: number, rows: number, how: 'halves' | 'one' | 'one on workers') => {
+      if (how !== 'halves')
+        return this.writeParts(
+          [{ ...range([offset, offset + rows]), onWorkers: how === 'one on workers' }],
+          p.format,
+        );
+      const halves = rowIdRanges(offset, rows).map((r, i) => ({ ...range(r), onWorkers: i === 1 }));
+      return this.writeParts(halves, p.format);
     };
     const key = (offset: number, rows: number) => `${p.key}\u0000${offset}\u0000${rows}`;
     /**
@@ -334,14 +343,15 @@ export class ResultRows {
       for (let page = 0; page < PAGES_AHEAD && offset < total; page++) {
         const from = offset;
         const rows = Math.min(request.limit, total - from);
-        this.ahead.start(key(from, rows), () => write(from, rows, false));
+        const how = Math.floor(from / request.limit) % 2 === 1 ? 'one on workers' : 'one';
+        this.ahead.start(key(from, rows), () => write(from, rows, how));
         offset += rows;
       }
     };
     const ahead = this.ahead.take(key(request.offset, count));
     // A page written ahead was a large page's successor: so are the next ones, most likely.
     if (ahead) writeAhead();
-    const written = (await ahead) ?? (await write(request.offset, count, true));
+    const written = (await ahead) ?? (await write(request.offset, count, 'halves'));
     const rows = await smallIntoMemory(written, this.options.inMemoryPageBytes);
     if (!ahead && !Buffer.isBuffer(rows)) writeAhead();
     return { columns: p.selected, count, rows, totalRowCount: total };
@@ -352,7 +362,7 @@ export class ResultRows {
     const written = await Promise.allSettled(
       parts.map((part) =>
         this.database.read((session) =>
-          writeRowsFile(session, part.sql, part.params, format, this.options.tmpDir),
+          writeRowsFile(session, part.sql, part.params, format, this.options.tmpDir, part.onWorkers),
         ),
       ),
     );
@@ -367,6 +377,8 @@ export class ResultRows {
 }
 
 interface PageQuery {
+  /** Run on DuckDB's worker threads only (Session.runOnWorkers). */
+  onWorkers?: boolean;
   sql: string;
   params: SqlValue[];
 }

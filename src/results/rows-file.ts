@@ -51,16 +51,22 @@ function writtenFile(file: string, size: number, format: ResultFormat): RowsFile
   return { files: [{ path: file, size }], bytes: Math.max(0, size - trailingBytes(format)) };
 }
 
+/**
+ * Writes `select`'s rows into a new file. `onWorkers`: on DuckDB's worker threads only
+ * (Session.runOnWorkers), for a page written while another one is.
+ */
 export async function writeRowsFile(
   session: Session,
   select: string,
   params: readonly SqlValue[],
   format: ResultFormat,
   tmpDir: string,
+  onWorkers = false,
 ): Promise<RowsFile> {
   const file = rowsFileName(tmpDir, format);
   try {
-    await session.run(copyRows(select, file, format), params);
+    const copy = copyRows(select, file, format);
+    await (onWorkers ? session.runOnWorkers(copy, params) : session.run(copy, params));
     const { size } = await fs.stat(file);
     return writtenFile(file, size, format);
   } catch (error) {

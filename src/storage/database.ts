@@ -6,6 +6,7 @@ import {
   type DuckDBValue,
   JSDuckDBValueConverter,
 } from '@duckdb/node-api';
+import duckdb from '@duckdb/node-bindings';
 import { quoteLiteral } from './sql.js';
 import { StorageError, wrapOpenError, wrapStorageError } from './storage-error.js';
 
@@ -37,6 +38,11 @@ export interface QueryResult {
 /** What the layers above see of a connection. */
 export interface Session {
   run(sql: string, params?: readonly SqlValue[]): Promise<void>;
+  /**
+   * Runs a statement on DuckDB's worker threads only (`runOnWorkers` below): for a
+   * statement of one task that runs while another such statement runs on its own thread.
+   */
+  runOnWorkers(sql: string, params?: readonly SqlValue[]): Promise<void>;
   /** Rows as objects keyed by column name, values as JS values (bigint for BIGINT). */
   all<T = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
   query(sql: string, params?: readonly SqlValue[]): Promise<QueryResult>;
@@ -108,6 +114,8 @@ class ConnectionSession implements InterruptibleSession {
 
   constructor(
     readonly connection: DuckDBConnection,
+    /** DuckDB's own worker threads (its `threads` less the one external thread). */
+    private readonly workers: number,
     /** Reusable statements prepared on this connection, by SQL text. */
     private readonly prepared = new Map<string, DuckDBPreparedStatement>(),
   ) {}
@@ -127,7 +135,7 @@ class ConnectionSession implements InterruptibleSession {
    */
   handOver(): ConnectionSession {
     this.released = true;
-    return new ConnectionSession(this.connection, this.prepared);
+    return new ConnectionSession(this.connection, this.workers, this.prepared);
   }
 
   /**
@@ -192,6 +200,31 @@ class ConnectionSession implements InterruptibleSession {
     });
   }
 
+  /**
+   * A statement normally runs on the connection's thread (one of libuv's pool), which takes
+   * the statement's tasks from DuckDB's scheduler along with DuckDB's worker threads. For a
+   * statement of one task (a scan of one row group: a page of a result) a worker often takes
+   * that task first, and the connection's thread then waits for it by spinning (DuckDB's
+   * PendingQueryResult::ExecuteInternal loops while "no tasks are available"). Here the
+   * statement is only started; the workers run it, and this side looks at its state every
+   * millisecond or two (duckdb_pending_execute_check_state, which runs no task). Two such
+   * statements at once, one run here and one normally, then each have a thread and neither
+   * spins: 24 pages of 41,666 rows × 6 columns written ahead through next_uri cost DuckDB
+   * 660–700 ms of CPU instead of 840–1,040 (bench/whole-results.ts, 2026-11-23). Without a
+   * worker thread (`threads` 1) the statement runs normally.
+   */
+  runOnWorkers(sql: string, params: readonly SqlValue[] = []): Promise<void> {
+    if (this.workers < 1) return this.run(sql, params);
+    return this.statement(sql, async () => {
+      const pending = await this.connection.start(sql, params.length > 0 ? [...params] : undefined);
+      // Not in node-api's types: the C API's handle of the pending result, which node-api keeps.
+      const handle = (pending as unknown as { pending_result?: duckdb.PendingResult }).pending_result;
+      if (handle) await untilReady(handle);
+      // Returns the result at once (or, without a handle, runs the statement as `run` would).
+      await pending.getResult();
+    });
+  }
+
   all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
     return this.statement(sql, async () => {
       const result = await this.execute(sql, params);
@@ -220,6 +253,34 @@ class ConnectionSession implements InterruptibleSession {
     if (this.released) return;
     this.interrupted = true;
     this.connection.interrupt();
+  }
+}
+
+/** DuckDB's worker threads: its `threads` setting counts the one external thread too. */
+async function workerThreads(connection: DuckDBConnection): Promise<number> {
+  const reader = await connection.runAndReadAll(
+    `SELECT current_setting('threads') - current_setting('external_threads') AS workers`,
+  );
+  return Number(reader.getRows()[0]?.[0] ?? 0);
+}
+
+/** How long runOnWorkers waits between two looks at its statement, at most. */
+const PENDING_POLL_MS = 2;
+
+/** Settles once DuckDB's workers have finished a pending statement, or it failed. */
+async function untilReady(handle: duckdb.PendingResult): Promise<void> {
+  for (let wait = 1; ; wait = Math.min(2 * wait, PENDING_POLL_MS)) {
+    const state = duckdb.pending_execute_check_state(handle);
+    if (state === duckdb.PendingState.ERROR) {
+      // Also what the C API says for "finished" and "blocked", without a message: then
+      // getResult finishes. A failed statement's pending result cannot give its error again.
+      const message = duckdb.pending_error(handle);
+      if (message) throw new Error(message);
+      return;
+    }
+    if (state !== duckdb.PendingState.RESULT_NOT_READY && state !== duckdb.PendingState.NO_TASKS_AVAILABLE)
+      return;
+    await new Promise((resolve) => setTimeout(resolve, wait));
   }
 }
 
@@ -297,6 +358,7 @@ export class Database {
     private readonly instance: DuckDBInstance,
     private readonly writer: ConnectionSession,
     private readonly readers: ConnectionSession[],
+    private readonly workers: number,
   ) {
     this.idleReaders = [...readers];
   }
@@ -310,19 +372,21 @@ export class Database {
     }
     const connections: ConnectionSession[] = [];
     try {
-      const writer = new ConnectionSession(await instance.connect());
-      connections.push(writer);
+      const first = await instance.connect();
+      connections.push(new ConnectionSession(first, 0));
+      const workers = await workerThreads(first);
+      const writer = new ConnectionSession(first, workers);
       // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
       // Before the lock below, which refuses every later SET.
       await writer.run("SET GLOBAL TimeZone = 'UTC'");
       if (options.allowedDirectories) await closeExternalAccess(writer, options.allowedDirectories);
       const readers: ConnectionSession[] = [];
       for (let i = 0; i < (options.readers ?? 4); i++) {
-        const reader = new ConnectionSession(await instance.connect());
+        const reader = new ConnectionSession(await instance.connect(), workers);
         connections.push(reader);
         readers.push(reader);
       }
-      return new Database(instance, writer, readers);
+      return new Database(instance, writer, readers, workers);
     } catch (error) {
       for (const session of connections) session.connection.closeSync();
       instance.closeSync();
@@ -378,7 +442,8 @@ export class Database {
    */
   async dedicated<T>(work: (session: InterruptibleSession) => Promise<T>): Promise<T> {
     this.assertOpen();
-    const session = this.idleDedicated.pop() ?? new ConnectionSession(await this.instance.connect());
+    const session =
+      this.idleDedicated.pop() ?? new ConnectionSession(await this.instance.connect(), this.workers);
     this.dedicatedSessions.add(session);
     let returned = false;
     try {

@@ -1,6 +1,12 @@
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Database, type InterruptibleSession, reusable } from '../../src/storage/database.js';
-import { StorageError } from '../../src/storage/storage-error.js';
+import {
+  Database,
+  DatabaseClosingError,
+  type InterruptibleSession,
+  reusable,
+} from '../../src/storage/database.js';
+import { InterruptedError, StorageError } from '../../src/storage/storage-error.js';
 
 /**
  * What database.ts does to save DuckDB round trips (issue 12's `SELECT 1`): results are read
@@ -126,5 +132,60 @@ describe('dedicated connections', () => {
     await database.dedicated(connectionId);
     await database.close();
     await expect(database.dedicated(connectionId)).rejects.toThrow();
+  });
+});
+
+describe('a statement on DuckDB worker threads only (runOnWorkers)', () => {
+  it('runs with its parameters, and fails as any statement does', async () => {
+    await database.read((s) =>
+      s.runOnWorkers('CREATE TEMP TABLE t AS SELECT range AS i FROM range(?)', [300_000]),
+    );
+    const [row] = await database.read((s) =>
+      s.all<{ n: bigint; m: bigint }>('SELECT count(*) AS n, max(i) AS m FROM t'),
+    );
+    expect(row).toEqual({ n: 300_000n, m: 299_999n });
+    await expect(database.read((s) => s.runOnWorkers('SELECT * FROM no_such_table'))).rejects.toThrow(
+      /no_such_table/,
+    );
+  });
+
+  it('is stopped by an interrupt, and by shutdown', async () => {
+    const error = await database
+      .dedicated(async (session) => {
+        const running = session.runOnWorkers('SELECT count(*) FROM range(100000000000) a');
+        setTimeout(() => session.interrupt(), 100);
+        await running;
+      })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InterruptedError);
+    const running = database.read((s) => s.runOnWorkers('SELECT count(*) FROM range(100000000000) a'));
+    running.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await database.close();
+    await expect(running).rejects.toBeInstanceOf(DatabaseClosingError);
+  });
+
+  it('reads the pending result node-api keeps: without it the statement would wait by spinning', async () => {
+    const instance = await DuckDBInstance.create(':memory:');
+    const connection = await instance.connect();
+    const pending = await connection.start('SELECT 1');
+    // What runOnWorkers reads; if a new node-api moves it, runOnWorkers still runs its
+    // statement (as `run` would), but on the connection's thread again.
+    expect(pending).toHaveProperty('pending_result');
+    connection.closeSync();
+    instance.closeSync();
+  });
+
+  it('runs as any statement where DuckDB has no worker thread', async () => {
+    const single = await Database.open({ path: ':memory:', readers: 1, settings: { threads: '1' } });
+    try {
+      const [row] = await single.read(async (s) => {
+        await s.runOnWorkers('CREATE TEMP TABLE u AS SELECT 42 AS x');
+        return s.all<{ x: number }>('SELECT x FROM u');
+      });
+      expect(row).toEqual({ x: 42 });
+    } finally {
+      await single.close();
+    }
   });
 });
