@@ -209,9 +209,10 @@ class ConnectionSession implements InterruptibleSession {
    * statement is only started; the workers run it, and this side looks at its state every
    * millisecond or two (duckdb_pending_execute_check_state, which runs no task). Two such
    * statements at once, one run here and one normally, then each have a thread and neither
-   * spins: 24 pages of 41,666 rows × 6 columns written ahead through next_uri cost DuckDB
-   * 660–700 ms of CPU instead of 840–1,040 (bench/whole-results.ts, 2026-11-23). Without a
-   * worker thread (`threads` 1) the statement runs normally.
+   * spins: a walk through 25 pages of 41,666 rows × 6 columns cost DuckDB 550 ms of CPU
+   * instead of 710, and took 518 ms instead of 594 (medians of 16 walks each, interleaved,
+   * 2026-11-23; docs/library-notes.md). Without a worker thread (`threads` 1) the statement
+   * runs normally.
    */
   runOnWorkers(sql: string, params: readonly SqlValue[] = []): Promise<void> {
     if (this.workers < 1) return this.run(sql, params);
