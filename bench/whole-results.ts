@@ -1,5 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -12,12 +12,14 @@ import {
   cpuSeconds,
   currentRss,
   peakRss,
+  ROOT,
   resetPeakRss,
   runTs,
   startServiceProcess,
   threadCpuSeconds,
   waitForLine,
 } from './processes.js';
+import type { WholeResultsAnswer, WholeResultsCommand } from './whole-results-client.js';
 
 /**
  * Whole results (issue 17, part 2): a 1,000,000-row, 6-column users' result made through
@@ -28,10 +30,11 @@ import {
  * same run, alternating round by round. Targets: CSV ≤ 1.5×, JSON pages ≤ 2×, a page's time
  * independent of its offset (first, middle and last pages printed), the server's RSS bounded.
  *
- * The client keeps only the first and last few kilobytes of each answer, to read `next_uri`
- * and `row_count` (the CSV's `X-Dune-Next-Uri`): its own parsing is not what is measured.
- * Beside each wall time, CPU time: the service's main thread (JavaScript) and its other
- * threads (DuckDB), from /proc, against this process's for DuckDB's COPY.
+ * The client (bench/whole-results-client.ts, a lean process of its own) keeps only the first
+ * and last few kilobytes of each answer, to read `next_uri` and `row_count` (the CSV's
+ * `X-Dune-Next-Uri`): its own parsing is not what is measured. Beside each wall time, CPU
+ * time: the service's main thread (JavaScript) and its other threads (DuckDB), from /proc,
+ * against this process's for DuckDB's COPY, and the client's.
  *
  * For scale, the floor of the transfer itself: bare node:http answering the same number of
  * bytes from memory (bench/servers/fixed-response.ts), to the same client, in the same run.
@@ -61,50 +64,31 @@ const RESULT_SQL = `SELECT i AS block_number,
   '0x' || lpad(lower(to_hex((i * 2654435761) % 1099511627776)), 40, '0') AS avs_address
   FROM range(${ROWS}) r(i)`;
 
-interface Fetched {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  bytes: number;
-  /** The first and last few kilobytes of the body. */
-  head: string;
-  tail: string;
-  ms: number;
-}
+/** The HTTP client, in a process of its own (see whole-results-client.ts). */
+class Client {
+  private readonly child: ChildProcess;
+  private waiting: ((answer: WholeResultsAnswer) => void) | undefined;
 
-const EDGE_BYTES = 4096;
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-
-/** GET over a kept-alive connection, keeping only the body's edges. */
-function get(url: string): Promise<Fetched> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    const request = http.get(url, { agent, headers: { 'x-service-api-key': KEY } }, (response) => {
-      let bytes = 0;
-      let head = Buffer.alloc(0);
-      let previous: Buffer | undefined;
-      let last: Buffer | undefined;
-      response.on('data', (chunk: Buffer) => {
-        if (head.length < EDGE_BYTES)
-          head = Buffer.concat([head, chunk.subarray(0, EDGE_BYTES - head.length)]);
-        bytes += chunk.length;
-        previous = last;
-        last = chunk;
-      });
-      response.on('end', () => {
-        const edge = Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)]);
-        resolve({
-          status: response.statusCode ?? 0,
-          headers: response.headers,
-          bytes,
-          head: head.toString('utf8'),
-          tail: edge.subarray(Math.max(0, edge.length - EDGE_BYTES)).toString('utf8'),
-          ms: performance.now() - started,
-        });
-      });
-      response.on('error', reject);
+  constructor() {
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'bench/whole-results-client.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    request.on('error', reject);
-  });
+    this.child.on('message', (answer: WholeResultsAnswer) => this.waiting?.(answer));
+  }
+
+  async run(command: WholeResultsCommand): Promise<WholeResultsAnswer> {
+    const answer = await new Promise<WholeResultsAnswer>((resolve) => {
+      this.waiting = resolve;
+      this.child.send(command);
+    });
+    if (answer.error) throw new Error(answer.error);
+    return answer;
+  }
+
+  close(): void {
+    this.child.disconnect();
+  }
 }
 
 /** Runs the result's SQL through the API and waits until its execution has completed. */
@@ -143,46 +127,33 @@ async function onService(pid: number, work: () => Promise<Omit<Measured, 'cpu' |
   resetPeakRss(pid);
   const before = currentRss(pid);
   const cpu = threadCpuSeconds(pid);
-  const client = process.cpuUsage();
   const measured = await work();
-  const clientUsed = process.cpuUsage(client);
   const after = threadCpuSeconds(pid);
   return {
     ...measured,
     cpu: { main: (after.main - cpu.main) * 1000, others: (after.others - cpu.others) * 1000 },
     rss: { before, peak: peakRss(pid) },
-    clientCpu: (clientUsed.user + clientUsed.system) / 1000,
   };
 }
 
 /** Every JSON page through next_uri, from the first. */
-async function jsonPages(base: string, id: string): Promise<Omit<Measured, 'cpu' | 'rss'>> {
-  const started = performance.now();
-  let url: string | undefined = `${base}/api/v1/execution/${id}/results?limit=${PAGE_ROWS}`;
-  const pages: number[] = [];
-  let bytes = 0;
-  let rows = 0;
-  while (url) {
-    const page = await get(url);
-    if (page.status !== 200) throw new Error(`${url}: ${page.status} ${page.head.slice(0, 300)}`);
-    pages.push(page.ms);
-    bytes += page.bytes;
-    const count = /"row_count":(\d+)/.exec(page.tail) ?? /"row_count":(\d+)/.exec(page.head);
-    if (!count) throw new Error(`${url}: no row_count in the page's edges`);
-    rows += Number(count[1]);
-    url = /"next_uri":"([^"]+)"/.exec(page.head)?.[1];
-  }
-  if (rows !== ROWS) throw new Error(`the pages held ${rows} rows, not ${ROWS}`);
-  return { ms: performance.now() - started, bytes, pages };
+async function jsonPages(client: Client, base: string, id: string): Promise<Omit<Measured, 'cpu' | 'rss'>> {
+  const walked = await client.run({
+    kind: 'walk',
+    url: `${base}/api/v1/execution/${id}/results?limit=${PAGE_ROWS}`,
+    key: KEY,
+  });
+  if (walked.rows !== ROWS) throw new Error(`the pages held ${walked.rows} rows, not ${ROWS}`);
+  return { ms: walked.ms, bytes: walked.bytes, pages: walked.pages ?? [], clientCpu: walked.cpuMs };
 }
 
 /** The whole result as one CSV. */
-async function oneCsv(base: string, id: string): Promise<Omit<Measured, 'cpu' | 'rss'>> {
+async function oneCsv(client: Client, base: string, id: string): Promise<Omit<Measured, 'cpu' | 'rss'>> {
   const url = `${base}/api/v1/execution/${id}/results/csv?ignore_max_datapoints_per_request=true`;
-  const answer = await get(url);
-  if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.head.slice(0, 300)}`);
+  const { last: answer, cpuMs } = await client.run({ kind: 'get', url, key: KEY });
+  if (answer?.status !== 200) throw new Error(`${url}: ${answer?.status} ${answer?.head.slice(0, 300)}`);
   if (answer.headers['x-dune-next-uri'] !== undefined) throw new Error('the whole CSV has a next page');
-  return { ms: answer.ms, bytes: answer.bytes };
+  return { ms: answer.ms, bytes: answer.bytes, clientCpu: cpuMs };
 }
 
 /** Counts the CSV's lines once, untimed: the timed runs keep only its edges. */
@@ -231,13 +202,10 @@ async function floorServer(dir: string, name: string, bytes: number): Promise<{ 
 }
 
 /** `count` answers of the floor server, one after the other, as the pages are read. */
-async function floorFetch(url: string, count: number): Promise<number> {
-  const started = performance.now();
-  for (let i = 0; i < count; i++) {
-    const answer = await get(url);
-    if (answer.status !== 200) throw new Error(`floor server: ${answer.status}`);
-  }
-  return performance.now() - started;
+async function floorFetch(client: Client, url: string, count: number): Promise<number> {
+  const { ms, last } = await client.run({ kind: 'get', url, times: count });
+  if (last?.status !== 200) throw new Error(`floor server: ${last?.status}`);
+  return ms;
 }
 
 const MB = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
@@ -266,6 +234,7 @@ export async function runWholeResultsBenchmark(
   const pid = service.child.process.pid as number;
   const instance = await DuckDBInstance.create(path.join(dir, 'direct.duckdb'));
   const direct = await instance.connect();
+  const client = new Client();
   const rows: BenchRow[] = [];
   try {
     await direct.run(`CREATE TABLE result AS ${RESULT_SQL}`);
@@ -297,10 +266,10 @@ export async function runWholeResultsBenchmark(
       // Odd rounds measure DuckDB first: neither side always runs on a machine just warmed by the other.
       const duckFirst = round % 2 === 1;
       const duckJsonBefore = duckFirst ? await copyTo(direct, 'json', dir) : undefined;
-      const json = await onService(pid, () => jsonPages(service.url, id));
+      const json = await onService(pid, () => jsonPages(client, service.url, id));
       const duckJson = duckJsonBefore ?? (await copyTo(direct, 'json', dir));
       const duckCsvBefore = duckFirst ? await copyTo(direct, 'csv', dir) : undefined;
-      const csv = await onService(pid, () => oneCsv(service.url, id));
+      const csv = await onService(pid, () => oneCsv(client, service.url, id));
       const duckCsv = duckCsvBefore ?? (await copyTo(direct, 'csv', dir));
       runs.json.push(json);
       runs.duckJson.push(duckJson);
@@ -310,13 +279,15 @@ export async function runWholeResultsBenchmark(
         json: await floorServer(dir, 'floor.json', Math.round(json.bytes / (json.pages?.length ?? 1))),
         csv: await floorServer(dir, 'floor.csv', csv.bytes),
       };
-      floors.json.push(await floorFetch(floor.json.url, json.pages?.length ?? 1));
-      floors.csv.push(await floorFetch(floor.csv.url, 1));
+      floors.json.push(await floorFetch(client, floor.json.url, json.pages?.length ?? 1));
+      floors.csv.push(await floorFetch(client, floor.csv.url, 1));
       for (const [i, offset] of coldOffsets.entries()) {
-        const page = await get(
-          `${service.url}/api/v1/execution/${id}/results?limit=${COLD_PAGE_ROWS}&offset=${offset}`,
-        );
-        if (page.status !== 200) throw new Error(`cold page: ${page.status} ${page.head.slice(0, 300)}`);
+        const { last: page } = await client.run({
+          kind: 'get',
+          url: `${service.url}/api/v1/execution/${id}/results?limit=${COLD_PAGE_ROWS}&offset=${offset}`,
+          key: KEY,
+        });
+        if (page?.status !== 200) throw new Error(`cold page: ${page?.status} ${page?.head.slice(0, 300)}`);
         cold[i]?.ours.push(page.ms);
         cold[i]?.duck.push((await copyTo(direct, 'json', dir, [offset, offset + COLD_PAGE_ROWS])).ms);
       }
@@ -397,7 +368,7 @@ export async function runWholeResultsBenchmark(
       await server.child.exited;
     }
   } finally {
-    agent.destroy();
+    client.close();
     direct.closeSync();
     instance.closeSync();
     await service.stop();
