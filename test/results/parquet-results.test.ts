@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +161,24 @@ describe('GET /v1/execution/{id}/results/parquet', () => {
     expect(fs.readdirSync(path.join(service.dataDir, 'tmp')).filter((f) => f.endsWith('.parquet'))).toEqual(
       [],
     );
+  });
+
+  it('leaves no file behind, whether the client reads it all or leaves after the headers', async () => {
+    const tmp = path.join(service.dataDir, 'tmp');
+    const url = `${service.url}/v1/execution/${types.execution_id}/results/parquet`;
+    await new Promise<void>((resolve, reject) => {
+      const request = http.get(url, { headers: { 'x-service-api-key': KEYS.alice } }, (response) => {
+        expect(response.statusCode).toBe(200);
+        request.destroy();
+        resolve();
+      });
+      request.on('error', (error) => (request.destroyed ? resolve() : reject(error)));
+    });
+    const { response } = await fetchParquet(`/v1/execution/${types.execution_id}/results/parquet`);
+    expect(response.status).toBe(200);
+    for (let i = 0; i < 100 && fs.readdirSync(tmp).some((f) => f.endsWith('.parquet')); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(fs.readdirSync(tmp).filter((f) => f.endsWith('.parquet'))).toEqual([]);
   });
 
   it('answers 409 for an execution without a result, as the CSV endpoint does', async () => {

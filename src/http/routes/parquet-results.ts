@@ -1,10 +1,9 @@
-import fs from 'node:fs';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { Request, Response, Router } from 'express';
 import type { Execution } from '../../executions/execution.js';
 import { writeParquet } from '../../results/parquet-export.js';
 import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../../results/result-request.js';
+import { sendLargePage } from '../../results/streamed-answer.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
@@ -43,20 +42,26 @@ export function parquetResultRoutes(router: Router, deps: AppDeps): void {
       request,
       tmpDir,
     );
-    try {
-      res.writeHead(200, {
-        'Content-Type': PARQUET_TYPE,
-        'Content-Length': String(bytes),
-        'Content-Disposition': `attachment; filename="${execution.id.toLowerCase()}.parquet"`,
-      });
-      await pipeline(fs.createReadStream(file), res);
-    } catch (error) {
-      // The client went away mid-file: nothing left to answer.
-      if (!res.headersSent) throw error;
-      res.destroy();
-    } finally {
-      await fs.promises.rm(file, { force: true });
-    }
+    // Sent like a large page (streamed-answer.ts): from buffers kept between answers, a
+    // client that stops reading let go, and the file removed however the answer ends.
+    await sendLargePage(
+      res,
+      {
+        status: 200,
+        contentType: PARQUET_TYPE,
+        body: Buffer.alloc(0),
+        headers: {
+          'Content-Length': String(bytes),
+          'Content-Disposition': `attachment; filename="${execution.id.toLowerCase()}.parquet"`,
+        },
+        datapoints: 0,
+      },
+      {
+        rows: { files: [{ path: file, size: bytes }], bytes },
+        separator: Buffer.alloc(0),
+        tail: () => Buffer.alloc(0),
+      },
+    );
   }
 
   router
