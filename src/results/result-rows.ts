@@ -294,7 +294,8 @@ export class ResultRows {
     if (count > LONG_RANGE_ROWS) {
       const rowsPerPart = partRows(execution, this.options.partBytes);
       const ranges = rowIdParts(request.offset, count, rowsPerPart);
-      // A part over two row groups is written on every thread by itself; smaller ones two at a time.
+      // A part over two row groups is written on every thread by itself; smaller ones two at
+      // a time. At most `atOnce` parts are started beyond the one being sent.
       const atOnce = rowsPerPart >= 2 * ROW_GROUP_ROWS ? 1 : PAGE_THREADS;
       const rows = new RowsInParts(
         ranges.length,
@@ -305,14 +306,13 @@ export class ResultRows {
           return startRowsFile(run, sql, params, p.format, this.options.tmpDir);
         },
         atOnce,
-        atOnce + 1,
+        atOnce,
       );
       // The first rows before any byte is sent: a failure before them is still an answer of its own.
       try {
-        await firstRows(rows.part(0));
+        await firstRows(rows.first);
       } catch (error) {
         await rows.discard();
-        await rows.part(0).written.then(removeRows, () => undefined);
         throw error;
       }
       return { columns: p.selected, count, rows, totalRowCount: total };

@@ -117,29 +117,45 @@ export function startRowsFile(
   return { path: file, created, written, trailing: trailingBytes(format) };
 }
 
-/** How often a reader looks again at a file that has not grown (see streamed-answer.ts). */
-export const GROWTH_POLL_MS = 2;
+/**
+ * How often a reader looks again at a file that has not grown (see streamed-answer.ts). A
+ * plain timer, not a race against `written`: each race would leave a reaction on `written`
+ * until it settles, thousands over a long part; the end is noticed at most this much later.
+ */
+const GROWTH_POLL_MS = 2;
+
+export function untilGrown(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, GROWTH_POLL_MS));
+}
+
+/** What is known of a file being written: its final form, or its statement's failure. */
+export function watchWritten(rows: RowsBeingWritten): { written?: RowsFile; failed?: { error: unknown } } {
+  const state: { written?: RowsFile; failed?: { error: unknown } } = {};
+  rows.written.then(
+    (file) => {
+      state.written = file;
+    },
+    (error: unknown) => {
+      state.failed = { error };
+    },
+  );
+  return state;
+}
 
 /**
  * Settles once the file holds a row, or is written: rejects if its statement fails first.
  * What fails before any row (a table gone, a refused statement) can still be an answer of its own.
  */
 export async function firstRows(rows: RowsBeingWritten): Promise<void> {
-  let settled = false;
-  const written = rows.written.finally(() => {
-    settled = true;
-  });
-  written.catch(() => undefined);
+  const state = watchWritten(rows);
   await rows.created;
   const handle = await fs.open(rows.path, 'r');
   try {
-    while (!settled && (await handle.stat()).size <= rows.trailing) {
-      await Promise.race([written, new Promise((resolve) => setTimeout(resolve, GROWTH_POLL_MS))]);
-    }
+    while (!state.written && !state.failed && (await handle.stat()).size <= rows.trailing) await untilGrown();
   } finally {
     await handle.close();
   }
-  if (settled) await written;
+  if (state.failed) throw state.failed.error;
 }
 
 /** Consecutive parts of one page, written separately, as one. */

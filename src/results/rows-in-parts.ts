@@ -4,8 +4,8 @@ import { type RowsBeingWritten, type RowsFile, removeRows } from './rows-file.js
  * The rows of a long range written part after part, each part by one DuckDB statement into
  * a file of its own, and sent while it is written (each part's file read as it grows): the
  * socket is busy while DuckDB writes. At most `atOnce` parts are being written at a time,
- * and at most `window` parts are started and not yet sent, so disk and memory stay bounded
- * whatever the result's size.
+ * and at most `window` parts are started beyond the one being sent, so disk and memory stay
+ * bounded whatever the result's size.
  *
  * Measured (bench/whole-results.ts, 1,000,000 rows × 6 columns as one CSV, 100 MB):
  * one COPY of the whole range, then its file sent, took 1.45–1.65× DuckDB's COPY alone,
@@ -38,6 +38,11 @@ export class RowsInParts {
     this.taken = Math.max(this.taken, index + 1);
     this.fill();
     return this.started[index] as RowsBeingWritten;
+  }
+
+  /** The first part, to look at without taking it: discard() still removes it if nobody takes it. */
+  get first(): RowsBeingWritten {
+    return this.started[0] as RowsBeingWritten;
   }
 
   /** Starts no more parts, waits for those started and not taken, and removes their files. */

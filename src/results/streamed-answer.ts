@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import type { Answer, StreamedRows } from './results.js';
-import { GROWTH_POLL_MS, type RowsBeingWritten, type RowsFile, removeRows } from './rows-file.js';
+import { type RowsBeingWritten, type RowsFile, removeRows, untilGrown, watchWritten } from './rows-file.js';
 import { discardRows, RowsInParts } from './rows-in-parts.js';
 
 /**
@@ -104,37 +104,34 @@ class FileSender {
   /**
    * The rows of a file DuckDB is writing, as they come: what the file holds is sent (less
    * the last `trailing` bytes, which may be the rows' end), then, once nothing is left, the
-   * file is looked at again every GROWTH_POLL_MS until DuckDB says it is done and how long
+   * file is looked at again every 2 ms (untilGrown) until DuckDB says it is done and how long
    * it is. Polled, not watched: DuckDB writes a part in thousands of writes, each of which
    * would be an inotify event; a look that finds nothing new costs one read. Returns the
    * bytes sent.
    */
   async sendGrowing(rows: RowsBeingWritten): Promise<number> {
-    let written: RowsFile | undefined;
-    const settled = rows.written.then((file) => {
-      written = file;
-    });
-    settled.catch(() => undefined);
+    const state = watchWritten(rows);
     await rows.created;
     const handle = await fs.open(rows.path, 'r');
     try {
       let position = 0;
       for (;;) {
+        if (state.failed) throw state.failed.error;
+        const { written } = state;
         const end = written ? written.bytes : Number.POSITIVE_INFINITY;
         if (position >= end) return position;
-        const done = written !== undefined;
         // This buffer's previous write ended before the `await this.writing` in send().
         const buffer = this.buffers[this.turn % 2] as Buffer;
         const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_BYTES, end - position), position);
-        const rowsRead = done ? bytesRead : bytesRead - rows.trailing;
+        const rowsRead = written ? bytesRead : bytesRead - rows.trailing;
         if (rowsRead > 0) {
           this.turn++;
           position += rowsRead;
           await this.send(buffer.subarray(0, rowsRead));
-        } else if (done) {
+        } else if (written) {
           throw new Error(`${rows.path} ended before its ${end} bytes`);
         } else {
-          await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, GROWTH_POLL_MS))]);
+          await untilGrown();
         }
       }
     } finally {

@@ -147,6 +147,12 @@ describe('a statement on DuckDB worker threads only (runOnWorkers)', () => {
     await expect(database.read((s) => s.runOnWorkers('SELECT * FROM no_such_table'))).rejects.toThrow(
       /no_such_table/,
     );
+    // Failing while it runs, not when prepared: the error is DuckDB's, and the connection serves on.
+    await expect(
+      database.read((s) => s.runOnWorkers("SELECT CAST('x' || range AS INTEGER) FROM range(10)")),
+    ).rejects.toThrow(/Conversion Error/);
+    const [one] = await database.read((s) => s.all<{ x: number }>('SELECT 1 AS x'));
+    expect(one).toEqual({ x: 1 });
   });
 
   it('is stopped by an interrupt, and by shutdown', async () => {
