@@ -85,19 +85,7 @@ class FileSender {
       if (left <= 0) break;
       const end = Math.min(file.size, left);
       left -= end;
-      const handle = await fs.open(file.path, 'r');
-      try {
-        for (let position = 0; position < end; ) {
-          // This buffer's previous write ended before the `await this.writing` in send().
-          const buffer = this.buffers[this.turn++ % 2] as Buffer;
-          const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_BYTES, end - position), position);
-          if (bytesRead === 0) throw new Error(`${file.path} ended before its ${end} bytes`);
-          position += bytesRead;
-          await this.send(buffer.subarray(0, bytesRead));
-        }
-      } finally {
-        await handle.close();
-      }
+      await this.sendFile(file.path, () => ({ end }), 0);
     }
   }
 
@@ -112,24 +100,40 @@ class FileSender {
   async sendGrowing(rows: RowsBeingWritten): Promise<number> {
     const state = watchWritten(rows);
     await rows.created;
-    const handle = await fs.open(rows.path, 'r');
+    return this.sendFile(
+      rows.path,
+      () => ({ end: state.written?.bytes, failed: state.failed }),
+      rows.trailing,
+    );
+  }
+
+  /**
+   * A file's first `end` bytes, read into the two buffers in turn. While `end` is not known
+   * yet (the file still grows), the last `holdBack` bytes read wait for the next read.
+   */
+  private async sendFile(
+    file: string,
+    known: () => { end?: number; failed?: { error: unknown } },
+    holdBack: number,
+  ): Promise<number> {
+    const handle = await fs.open(file, 'r');
     try {
       let position = 0;
       for (;;) {
-        if (state.failed) throw state.failed.error;
-        const { written } = state;
-        const end = written ? written.bytes : Number.POSITIVE_INFINITY;
-        if (position >= end) return position;
+        const { end, failed } = known();
+        if (failed) throw failed.error;
+        if (end !== undefined && position >= end) return position;
         // This buffer's previous write ended before the `await this.writing` in send().
         const buffer = this.buffers[this.turn % 2] as Buffer;
-        const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_BYTES, end - position), position);
-        const rowsRead = written ? bytesRead : bytesRead - rows.trailing;
-        if (rowsRead > 0) {
+        const length = Math.min(READ_BYTES, (end ?? Number.POSITIVE_INFINITY) - position);
+        const { bytesRead } = await handle.read(buffer, 0, length, position);
+        const usable = end === undefined ? bytesRead - holdBack : bytesRead;
+        if (usable > 0) {
           this.turn++;
-          position += rowsRead;
-          await this.send(buffer.subarray(0, rowsRead));
-        } else if (written) {
-          throw new Error(`${rows.path} ended before its ${end} bytes`);
+          position += usable;
+          await this.send(buffer.subarray(0, usable));
+        } else if (end !== undefined) {
+          throw new Error(`${file} ended before its ${end} bytes`);
         } else {
           await untilGrown();
         }

@@ -371,10 +371,14 @@ export class Database {
     } catch (error) {
       throw wrapOpenError(error, options.path);
     }
-    const connections: ConnectionSession[] = [];
+    const connections: DuckDBConnection[] = [];
+    const connect = async () => {
+      const connection = await instance.connect();
+      connections.push(connection);
+      return connection;
+    };
     try {
-      const first = await instance.connect();
-      connections.push(new ConnectionSession(first, 0));
+      const first = await connect();
       const workers = await workerThreads(first);
       const writer = new ConnectionSession(first, workers);
       // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
@@ -383,13 +387,11 @@ export class Database {
       if (options.allowedDirectories) await closeExternalAccess(writer, options.allowedDirectories);
       const readers: ConnectionSession[] = [];
       for (let i = 0; i < (options.readers ?? 4); i++) {
-        const reader = new ConnectionSession(await instance.connect(), workers);
-        connections.push(reader);
-        readers.push(reader);
+        readers.push(new ConnectionSession(await connect(), workers));
       }
       return new Database(instance, writer, readers, workers);
     } catch (error) {
-      for (const session of connections) session.connection.closeSync();
+      for (const connection of connections) connection.closeSync();
       instance.closeSync();
       throw wrapStorageError(error);
     }

@@ -69,18 +69,17 @@ function fileWrittenInSteps(dir: string, trailing: number) {
   return { rows, write: (text: string) => fs.appendFileSync(file, text), finish: () => finish() };
 }
 
+/** An answer whose body so far is the `[` before the rows. */
+function jsonHead(): Answer {
+  return { status: 200, contentType: 'application/json', body: Buffer.from('['), headers: {}, datapoints: 0 };
+}
+
 describe('a part sent while it is written', () => {
   it('reaches the client as it grows, less the separator after its last JSON row', async () => {
     const dir = tempDir('rows-growing-');
     const part = fileWrittenInSteps(dir, 1);
     const parts = new RowsInParts(1, () => part.rows, 1, 2);
-    const answer: Answer = {
-      status: 200,
-      contentType: 'application/json',
-      body: Buffer.from('['),
-      headers: {},
-      datapoints: 0,
-    };
+    const answer = jsonHead();
     const streamed: StreamedRows = {
       rows: parts,
       separator: Buffer.from(','),
@@ -128,13 +127,7 @@ describe('a part sent while it is written', () => {
     const parts = new RowsInParts(1, () => part.rows, 1, 1);
     // What result-rows does before answering: look at the first part's rows without taking it.
     expect(parts.first).toBe(part.rows);
-    const answer: Answer = {
-      status: 200,
-      contentType: 'application/json',
-      body: Buffer.from('['),
-      headers: {},
-      datapoints: 0,
-    };
+    const answer = jsonHead();
     let sent: Promise<void> | undefined;
     const server = http.createServer((req, res) => {
       // Answered only once the client has gone.
