@@ -261,3 +261,59 @@ describe('a long range in parts of any size', () => {
     },
   );
 });
+
+describe('a long range in parts over many row groups', () => {
+  it('has at most two parts on disk while a slow client reads it', async () => {
+    const service = await startTestService();
+    try {
+      const id = await executeSql(service, "SELECT i, repeat('x', 200) AS s FROM range(800000) r(i)");
+      expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
+      const execution = service.executions.get(id) as Execution;
+      const tmpDir = path.join(service.dataDir, 'tmp');
+      const bytesPerRow = (execution.resultBytes ?? 0) / 800_000;
+      // Parts of 270,000 rows: over two row groups each, so written one at a time; three of them.
+      const rows = new ResultRows(service.database, {
+        inMemoryMaxRows: 1_000,
+        cacheBytes: 1 << 20,
+        tmpDir,
+        inMemoryPageBytes: 1 << 20,
+        partBytes: Math.ceil(270_000 * bytesPerRow),
+        prefetch: { maxPages: 2, ttlMs: 60_000 },
+      });
+      const results = new Results(service.executions, rows, {
+        maxDatapointsPerRequest: 1_000,
+        baseUrl: () => service.url,
+        cacheBytes: 1 << 20,
+        maxCachedAnswerBytes: 1 << 20,
+      });
+      const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
+      const answer = await results.answer(execution, request, 'csv', '/v1');
+      expect((answer.rows?.rows as RowsInParts).count).toBe(3);
+      let sent: Promise<void> | undefined;
+      const server = http.createServer((_req, res) => {
+        sent = sendLargePage(res, answer, answer.rows as StreamedRows);
+      });
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      // A client that takes the first bytes and then reads nothing more.
+      const request2 = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) =>
+        response.once('data', () => response.pause()),
+      );
+      request2.on('error', () => undefined);
+      // Until the part after the one being sent is on disk, then half a second more: no third.
+      let most = 0;
+      for (let i = 0, after = 0; i < 400 && after < 20; i++) {
+        most = Math.max(most, fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-')).length);
+        if (most >= 2) after++;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(most).toBe(2);
+      request2.destroy();
+      await sent;
+      await results.close();
+      expect(fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-'))).toEqual([]);
+    } finally {
+      await service.stop();
+    }
+  });
+});
