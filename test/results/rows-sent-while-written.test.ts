@@ -288,10 +288,11 @@ describe('a long range in parts over many row groups', () => {
       });
       const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
       const answer = await results.answer(execution, request, 'csv', '/v1');
-      expect((answer.rows?.rows as RowsInParts).count).toBe(3);
+      const streamed = answer.rows as StreamedRows;
+      expect((streamed.rows as RowsInParts).count).toBe(3);
       let sent: Promise<void> | undefined;
       const server = http.createServer((_req, res) => {
-        sent = sendLargePage(res, answer, answer.rows as StreamedRows);
+        sent = sendLargePage(res, answer, streamed);
       });
       servers.push(server);
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
