@@ -12,6 +12,8 @@ import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { NoCatalog } from './pgwire/catalog-queries.js';
+import { type PgListener, startPgListener } from './pgwire/listener.js';
 import { Queries } from './queries/queries.js';
 import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { ResultRows } from './results/result-rows.js';
@@ -65,6 +67,8 @@ export interface RunningService {
   queryFiles: QueryFile[];
   queries: Queries;
   server: http.Server;
+  /** The Postgres wire protocol's listener; undefined when PG_PORT is off. */
+  pg: PgListener | undefined;
   close(): Promise<void>;
 }
 
@@ -188,6 +192,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   });
   url = boundUrl(server, config.host);
+  const catalog = new NoCatalog();
+  let pg: PgListener | undefined;
+  try {
+    if (config.pgPort !== undefined)
+      pg = await startPgListener({ config, keys, queries, database, catalog, logger }, config.pgPort);
+  } catch (error) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await database.close();
+    throw error;
+  }
   scheduler.start();
 
   let closing: Promise<void> | undefined;
@@ -195,12 +209,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     closing ??= (async () => {
       scheduler.stop();
       executions.close();
+      // Its sessions let their DuckDB connections go before the database closes.
+      const pgClosed = pg?.close() ?? Promise.resolve();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // A request that finishes in the grace period leaves its keep-alive connection idle.
       const idle = setInterval(() => server.closeIdleConnections(), 100);
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
+      await pgClosed;
+      await catalog.close();
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();
@@ -208,5 +226,5 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, server, pg, close };
 }

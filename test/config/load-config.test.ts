@@ -49,6 +49,10 @@ describe('loadConfig refuses a bad value with a message that names it', () => {
     [{ MAX_RUNNING_QUERIES: '0' }, /^MAX_RUNNING_QUERIES must be between 1 and 64, got 0$/],
     [{ QUERY_TIMEOUT_SECONDS: 'soon' }, /^QUERY_TIMEOUT_SECONDS must be a whole number, got "soon"$/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/],
+    [{ PG_PORT: 'on' }, /^PG_PORT must be a port number from 0 to 65535, or off, got "on"$/],
+    [{ PG_PORT: '65536' }, /^PG_PORT must be a port number from 0 to 65535, or off, got "65536"$/],
+    [{ PG_MAX_CONNECTIONS: '0' }, /^PG_MAX_CONNECTIONS must be between 1 and 100000, got 0$/],
+    [{ PG_TLS_CERT: 'cert.pem' }, /^PG_TLS_CERT and PG_TLS_KEY go together: give both files, or neither$/],
   ])('%j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -98,6 +102,9 @@ describe('loadConfig takes', () => {
       authFailureLimit: 30,
       maxRunningQueries: 2,
       queryTimeoutSeconds: 1800,
+      pgPort: 5433,
+      pgMaxConnections: 100,
+      pgTls: undefined,
     });
     expect(duckdbSettings(config)).toEqual({});
   });
@@ -123,6 +130,10 @@ describe('loadConfig takes', () => {
         AUTH_FAILURE_LIMIT: ' 5 ',
         MAX_RUNNING_QUERIES: '3',
         QUERY_TIMEOUT_SECONDS: '60',
+        PG_PORT: ' 0 ',
+        PG_MAX_CONNECTIONS: '7',
+        PG_TLS_CERT: 'tls/cert.pem',
+        PG_TLS_KEY: '/etc/key.pem',
       },
       '/srv/app',
     );
@@ -151,8 +162,12 @@ describe('loadConfig takes', () => {
       authFailureLimit: 5,
       maxRunningQueries: 3,
       queryTimeoutSeconds: 60,
+      pgPort: 0,
+      pgMaxConnections: 7,
+      pgTls: { certFile: '/srv/app/tls/cert.pem', keyFile: '/etc/key.pem' },
     });
     expect(duckdbSettings(config)).toEqual({ memory_limit: '1GiB' });
+    expect(loadConfig({ PG_PORT: 'off' }).pgPort).toBeUndefined();
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
     expect(loadConfig({ AUTH_FAILURE_LIMIT: 'off' }).authFailureLimit).toBeUndefined();
   });
