@@ -12,7 +12,7 @@ import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { NoCatalog } from './pgwire/catalog-queries.js';
+import { PgCatalog } from './pgwire/catalog-queries.js';
 import { type PgListener, startPgListener } from './pgwire/listener.js';
 import { Queries } from './queries/queries.js';
 import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
@@ -192,12 +192,15 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   });
   url = boundUrl(server, config.host);
-  const catalog = new NoCatalog();
+  let catalog: PgCatalog | undefined;
   let pg: PgListener | undefined;
   try {
-    if (config.pgPort !== undefined)
+    if (config.pgPort !== undefined) {
+      catalog = await PgCatalog.open(database);
       pg = await startPgListener({ config, keys, queries, database, catalog, logger }, config.pgPort);
+    }
   } catch (error) {
+    await catalog?.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await database.close();
     throw error;
@@ -218,7 +221,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
       await pgClosed;
-      await catalog.close();
+      await catalog?.close();
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();

@@ -1,5 +1,4 @@
 import { randomInt, timingSafeEqual } from 'node:crypto';
-import type { InterruptibleSession } from '../storage/database.js';
 import { InterruptedError } from '../storage/storage-error.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
 
@@ -15,9 +14,14 @@ const REPEAT_MS = 50;
 
 type Reason = 'cancel' | 'timeout';
 
+/** What runs the statement: a DuckDB connection of the database or of the catalog. */
+interface Interruptible {
+  interrupt(): void;
+}
+
 /** The statement of one session: what may interrupt it, and whether it was. */
 export class StatementInterrupts {
-  private session: InterruptibleSession | undefined;
+  private session: Interruptible | undefined;
   private reason: Reason | undefined;
   private inStatement = false;
   private calls = 0;
@@ -42,11 +46,11 @@ export class StatementInterrupts {
     this.inStatement = false;
   }
 
-  attach(session: InterruptibleSession): void {
+  attach(session: Interruptible): void {
     this.session = session;
   }
 
-  detach(session: InterruptibleSession): void {
+  detach(session: Interruptible): void {
     if (this.session === session) this.session = undefined;
   }
 

@@ -159,3 +159,106 @@ export function typeNameOf(oid: number): string {
   for (const [name, value] of Object.entries(OID)) if (value === oid) return name;
   return ELEMENT_OF.has(oid) ? `${typeNameOf(ELEMENT_OF.get(oid) as number)}[]` : String(oid);
 }
+
+export interface NamedPgType extends PgType {
+  /** format_type's text: `integer`, `numeric(10,2)`, `timestamp with time zone`, `text[]`. */
+  display: string;
+  /** pg_type.typname: `int4`, `_text`. */
+  typname: string;
+  /** information_schema.columns.data_type: the display name, or ARRAY. */
+  dataType: string;
+}
+
+const NAMED: Record<string, [oid: number, length: number, typname: string, display: string]> = {
+  boolean: [OID.bool, 1, 'bool', 'boolean'],
+  smallint: [OID.int2, 2, 'int2', 'smallint'],
+  integer: [OID.int4, 4, 'int4', 'integer'],
+  bigint: [OID.int8, 8, 'int8', 'bigint'],
+  numeric: [OID.numeric, -1, 'numeric', 'numeric'],
+  real: [OID.float4, 4, 'float4', 'real'],
+  double: [OID.float8, 8, 'float8', 'double precision'],
+  text: [OID.text, -1, 'text', 'text'],
+  json: [OID.json, -1, 'json', 'json'],
+  bytea: [OID.bytea, -1, 'bytea', 'bytea'],
+  date: [OID.date, 4, 'date', 'date'],
+  time: [OID.time, 8, 'time', 'time without time zone'],
+  timetz: [OID.timetz, 12, 'timetz', 'time with time zone'],
+  timestamp: [OID.timestamp, 8, 'timestamp', 'timestamp without time zone'],
+  timestamptz: [OID.timestamptz, 8, 'timestamptz', 'timestamp with time zone'],
+  interval: [OID.interval, 16, 'interval', 'interval'],
+  uuid: [OID.uuid, 16, 'uuid', 'uuid'],
+  varbit: [OID.varbit, -1, 'varbit', 'bit varying'],
+};
+
+/** DuckDB type names (as DESCRIBE and the table list write them, and the create API's) by kind. */
+const BY_DUCKDB_NAME: Record<string, string> = {
+  boolean: 'boolean',
+  tinyint: 'smallint',
+  smallint: 'smallint',
+  utinyint: 'smallint',
+  integer: 'integer',
+  usmallint: 'integer',
+  bigint: 'bigint',
+  uinteger: 'bigint',
+  ubigint: 'numeric',
+  hugeint: 'numeric',
+  uhugeint: 'numeric',
+  bignum: 'numeric',
+  varint: 'numeric',
+  int256: 'numeric',
+  uint256: 'numeric',
+  float: 'real',
+  real: 'real',
+  double: 'double',
+  varchar: 'text',
+  json: 'json',
+  blob: 'bytea',
+  varbinary: 'bytea',
+  date: 'date',
+  time: 'time',
+  'time with time zone': 'timetz',
+  timestamp: 'timestamp',
+  timestamp_s: 'timestamp',
+  timestamp_ms: 'timestamp',
+  timestamp_ns: 'timestamp',
+  'timestamp with time zone': 'timestamptz',
+  interval: 'interval',
+  uuid: 'uuid',
+  bit: 'varbit',
+};
+
+/** A column's type, from DuckDB's name for it (`decimal(18,3)`, `varchar[]`, `int256`), as the catalog shows it. */
+export function pgTypeOfName(name: string): NamedPgType {
+  const lower = name.trim().toLowerCase();
+  if (lower.endsWith('[]')) {
+    const element = pgTypeOfName(lower.slice(0, -2));
+    const oid = ARRAY_OF.get(element.oid) ?? 1009;
+    return {
+      oid,
+      length: -1,
+      modifier: -1,
+      display: `${element.display.replace(/\(.*\)$/, '')}[]`,
+      typname: `_${element.typname}`,
+      dataType: 'ARRAY',
+    };
+  }
+  const decimal = /^decimal\((\d+),\s*(\d+)\)$/.exec(lower);
+  if (decimal) {
+    const [precision, scale] = [Number(decimal[1]), Number(decimal[2])];
+    return {
+      oid: OID.numeric,
+      length: -1,
+      modifier: ((precision << 16) | scale) + 4,
+      display: `numeric(${precision},${scale})`,
+      typname: 'numeric',
+      dataType: 'numeric',
+    };
+  }
+  const [oid, length, typname, display] = NAMED[BY_DUCKDB_NAME[lower] ?? 'text'] as [
+    number,
+    number,
+    string,
+    string,
+  ];
+  return { oid, length, modifier: -1, display, typname, dataType: display };
+}

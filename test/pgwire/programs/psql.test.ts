@@ -81,6 +81,22 @@ describe('psql', () => {
     expect(stdout).toBe('BEGIN\nSET\nbatch\n2\nCOMMIT\n');
   });
 
+  it('describes tables with dt, d, dn and l', async () => {
+    const dt = await psql(service.pgPort, ['-A', '-t', '-c', '\\dt']);
+    expect(dt.stderr).toBe('');
+    expect(dt.stdout).toBe('alice|dataset_prices|table|alice\n');
+    const d = await psql(service.pgPort, ['-A', '-t', '-c', '\\d dataset_prices']);
+    expect(d.stderr).toBe('');
+    expect(d.stdout).toBe('day|date|||\ntoken|text|||\nprice|double precision|||\n');
+    const dn = await psql(service.pgPort, ['-A', '-t', '-c', '\\dn']);
+    expect(dn.stdout).toBe('alice|alice\n');
+    const l = await psql(service.pgPort, ['-A', '-t', '-c', '\\l']);
+    expect(l.stdout).toMatch(/^dune\|dune\|UTF8\|/);
+    const plus = await psql(service.pgPort, ['-A', '-t', '-c', '\\dt+']);
+    expect(plus.stderr).toBe('');
+    expect(plus.stdout).toMatch(/^alice\|dataset_prices\|table\|alice\|permanent\|heap\|\d+ bytes\|$/m);
+  });
+
   it("sees another account's table only when it is public", async () => {
     const bob = await service.request('/v1/table/upload/csv', {
       ...uploadBody({ table_name: 'hidden', data: 'x\n1\n', is_private: true }),
