@@ -20,12 +20,20 @@ import { WireConnection } from './wire-connection.js';
  * the HTTP server by service.ts.
  */
 
-/** Messages larger than this are refused (the sandbox takes at most 64 KiB of SQL anyway). */
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
-/** Time to authenticate before the connection is closed (PostgreSQL's authentication_timeout is 60 s). */
-const STARTUP_TIMEOUT_MS = 30_000;
-/** A client that reads nothing for this long is let go: the HTTP answers' stall limit. */
-const STALL_MS = 60_000;
+export interface PgLimits {
+  /** Messages larger than this are refused (the sandbox takes at most 64 KiB of SQL anyway). */
+  maxMessageBytes: number;
+  /** Time to authenticate before the connection is closed (PostgreSQL's authentication_timeout is 60 s). */
+  startupTimeoutMs: number;
+  /** A client that reads nothing for this long is let go: the HTTP answers' stall limit. */
+  stallMs: number;
+}
+
+export const PG_LIMITS: PgLimits = {
+  maxMessageBytes: 4 * 1024 * 1024,
+  startupTimeoutMs: 30_000,
+  stallMs: 60_000,
+};
 /** How long shutdown waits for connections to close after telling them. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -58,7 +66,11 @@ function tlsContext(config: Config): SecureContext | undefined {
   }
 }
 
-export async function startPgListener(deps: PgListenerDeps, port: number): Promise<PgListener> {
+export async function startPgListener(
+  deps: PgListenerDeps,
+  port: number,
+  limits: PgLimits = PG_LIMITS,
+): Promise<PgListener> {
   const { config } = deps;
   const tls = tlsContext(config);
   const connections = new Set<WireConnection>();
@@ -71,13 +83,11 @@ export async function startPgListener(deps: PgListenerDeps, port: number): Promi
     passwords: new PasswordCheck(deps.keys, config.authFailureLimit),
     cancelKeys: new CancelKeys(),
     tls,
-    maxMessageBytes: MAX_MESSAGE_BYTES,
-    startupTimeoutMs: STARTUP_TIMEOUT_MS,
-    stallMs: STALL_MS,
+    ...limits,
   };
   const server = net.createServer({ noDelay: true }, (socket) => {
     if (connections.size >= config.pgMaxConnections) {
-      refuse(socket);
+      refuse(socket, limits.stallMs);
       return;
     }
     const connection = new WireConnection(socket, connectionDeps);
@@ -110,9 +120,9 @@ export async function startPgListener(deps: PgListenerDeps, port: number): Promi
 }
 
 /** PostgreSQL's answer to one connection too many: 53300, then close. */
-function refuse(socket: net.Socket): void {
+function refuse(socket: net.Socket, stallMs: number): void {
   socket.on('error', () => undefined);
-  const writer = new BackendWriter(socket, STALL_MS);
+  const writer = new BackendWriter(socket, stallMs);
   errorResponse(writer, {
     severity: 'FATAL',
     code: SQLSTATE.tooManyConnections,

@@ -57,6 +57,9 @@ export type Message = BackendMessage & Record<string, unknown>;
 /** A socket speaking the protocol message by message. */
 export class RawWire {
   readonly messages: Message[] = [];
+  /** DataRow messages received; with `countRowsOnly` they are counted and not kept. */
+  dataRows = 0;
+  countRowsOnly = false;
   readonly closed: Promise<void>;
   private waiters: (() => void)[] = [];
 
@@ -64,6 +67,10 @@ export class RawWire {
     socket.on('error', () => undefined);
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     void parse(socket, (message) => {
+      if (message.name === 'dataRow') {
+        this.dataRows++;
+        if (this.countRowsOnly) return;
+      }
       this.messages.push(message as Message);
       for (const wake of this.waiters.splice(0)) wake();
     }).catch(() => undefined);
@@ -105,9 +112,12 @@ export class RawWire {
   /** Waits for a message of this name after index `from`; returns it. */
   async waitFor(name: string, from = 0, timeoutMs = 10_000): Promise<Message> {
     const deadline = Date.now() + timeoutMs;
+    let next = from;
     for (;;) {
-      const found = this.messages.slice(from).find((m) => m.name === name);
-      if (found) return found;
+      for (; next < this.messages.length; next++) {
+        const message = this.messages[next] as Message;
+        if (message.name === name) return message;
+      }
       if (this.socket.destroyed || Date.now() > deadline)
         throw new Error(`no ${name} message; got ${this.names(from).join(', ') || 'nothing'}`);
       await new Promise<void>((resolve) => {
