@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
+import { runPgwireBenchmark } from './pgwire.js';
 import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
@@ -12,7 +13,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, pgwire).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -29,6 +30,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),
+  pgwire: () => runPgwireBenchmark((line) => process.stderr.write(`pgwire: ${line}\n`)),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

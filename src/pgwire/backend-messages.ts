@@ -1,4 +1,24 @@
-import type { Socket } from 'node:net';
+/** Where a writer's bytes go: a socket (net or TLS), or memory (a kept answer, simple-query.ts). */
+export interface WireSink {
+  write(bytes: Buffer): boolean;
+  readonly writableLength: number;
+  readonly destroyed: boolean;
+  on(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
+}
+
+/** A sink that keeps what is written, in order. */
+export function memorySink(): WireSink & { bytes(): Buffer } {
+  const parts: Buffer[] = [];
+  return {
+    write: (bytes) => parts.push(bytes) > 0,
+    writableLength: 0,
+    destroyed: false,
+    on: () => undefined,
+    off: () => undefined,
+    bytes: () => Buffer.concat(parts),
+  };
+}
 
 /**
  * What the server sends: messages written into one buffer and handed to the socket in
@@ -28,7 +48,7 @@ export class BackendWriter {
   private messageStart = -1;
 
   constructor(
-    private readonly socket: Socket,
+    private readonly socket: WireSink,
     private readonly stallMs: number,
   ) {}
 

@@ -17,6 +17,7 @@ import type { SessionSettings } from './session-settings.js';
 import { VERSION_TEXT } from './session-settings.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
 import { type Token, tokens } from './sql-text.js';
+import type { SqlShape } from './statement-cache.js';
 
 /**
  * Which queries are about the catalog, and how they run. A query naming a relation of
@@ -46,6 +47,8 @@ export interface CatalogQueries {
     interrupts: StatementInterrupts,
   ): Promise<Portal>;
   describe(sql: string, interrupts: StatementInterrupts): Promise<StatementShape>;
+  /** Whether SQL reads no table, and whether its answer is always the same (statement-cache.ts). */
+  shape(text: string): Promise<SqlShape>;
   close(): Promise<void>;
 }
 
@@ -134,6 +137,8 @@ export class PgCatalog implements CatalogQueries {
     private readonly catalog: CatalogDatabase,
     private readonly database: Database,
     private readonly templates: Templates,
+    /** Functions whose every overload is CONSISTENT in DuckDB: same arguments, same result. */
+    private readonly consistent: ReadonlySet<string>,
   ) {}
 
   static async open(database: Database): Promise<PgCatalog> {
@@ -147,7 +152,12 @@ export class PgCatalog implements CatalogQueries {
       const statement = (tree.statements as TreeObject[])[0] as TreeObject;
       const items = (statement.node as TreeObject).select_list as TreeObject[];
       const [constant, call, not] = items as [TreeObject, TreeObject, TreeObject];
-      return new PgCatalog(catalog, database, { constant, call, not });
+      const functions = await connection.runAndReadAll(
+        `SELECT function_name FROM duckdb_functions() GROUP BY function_name
+         HAVING bool_and(coalesce(stability = 'CONSISTENT', false))`,
+      );
+      const consistent = new Set(functions.getRows().map((row) => String(row[0]).toLowerCase()));
+      return new PgCatalog(catalog, database, { constant, call, not }, consistent);
     } finally {
       connection.closeSync();
     }
@@ -197,6 +207,32 @@ export class PgCatalog implements CatalogQueries {
         result.close();
       },
     );
+  }
+
+  async shape(text: string): Promise<SqlShape> {
+    const tree = await this.parse(text);
+    const statements = tree?.statements;
+    if (!tree || tree.error === true || !Array.isArray(statements) || statements.length !== 1)
+      return { tableFree: false, constant: false };
+    let tableFree = true;
+    let constant = true;
+    const visit = (value: TreeValue): void => {
+      if (Array.isArray(value)) {
+        for (const item of value) visit(item);
+        return;
+      }
+      if (!isTreeObject(value)) return;
+      if (value.type === 'BASE_TABLE' || value.type === 'TABLE_FUNCTION') tableFree = false;
+      if (value.class === 'PARAMETER' || value.class === 'COLUMN_REF') constant = false;
+      if (value.class === 'FUNCTION' || value.class === 'WINDOW') {
+        const schema = lowerOf(value.schema);
+        if ((schema !== '' && schema !== 'main') || !this.consistent.has(lowerOf(value.function_name)))
+          constant = false;
+      }
+      for (const key in value) visit(value[key] as TreeValue);
+    };
+    visit(statements[0] as TreeValue);
+    return { tableFree, constant: tableFree && constant };
   }
 
   describe(sql: string, interrupts: StatementInterrupts): Promise<StatementShape> {

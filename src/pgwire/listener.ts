@@ -11,6 +11,7 @@ import { CancelKeys } from './cancel.js';
 import type { CatalogQueries } from './catalog-queries.js';
 import { SQLSTATE } from './sql-errors.js';
 import { PasswordCheck } from './startup.js';
+import { StatementCache } from './statement-cache.js';
 import { WireConnection } from './wire-connection.js';
 
 /**
@@ -78,6 +79,7 @@ export async function startPgListener(
     database: deps.database,
     queries: deps.queries,
     catalog: deps.catalog,
+    cache: new StatementCache(),
     logger: deps.logger,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
     passwords: new PasswordCheck(deps.keys, config.authFailureLimit),

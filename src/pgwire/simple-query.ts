@@ -1,4 +1,4 @@
-import { commandComplete, emptyMessage, MESSAGE } from './backend-messages.js';
+import { BackendWriter, commandComplete, emptyMessage, MESSAGE, memorySink } from './backend-messages.js';
 import type { Portal } from './portal.js';
 import { type SessionCommand, sessionCommand } from './session-commands.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
@@ -53,12 +53,27 @@ async function runStatementText(session: WireSession, statement: Statement): Pro
   if (session.transaction === 'failed' && !endsFailedBlock(command)) throw inFailedTransaction();
   if (command) return session.command(command);
   const planned = await session.plan(statement, false);
+  const constant = planned.kind === 'data' && planned.constant === true;
+  const kept = constant ? session.deps.cache.answer(statement.text) : undefined;
+  if (kept) {
+    session.writer.bytes(kept);
+    return;
+  }
+  // A constant answer is written in memory first, then kept and sent.
+  const sink = constant ? memorySink() : undefined;
+  const writer = sink ? new BackendWriter(sink, 0) : session.writer;
   const portal: Portal = await session.open(planned, [], []);
   try {
-    portal.writeDescription(session.writer);
-    const { rows } = await portal.fetch(session.writer, 0);
-    commandComplete(session.writer, `SELECT ${rows}`);
+    portal.writeDescription(writer);
+    const { rows } = await portal.fetch(writer, 0);
+    commandComplete(writer, `SELECT ${rows}`);
   } finally {
     portal.close();
+  }
+  if (sink) {
+    writer.flush();
+    const answer = sink.bytes();
+    session.deps.cache.keepAnswer(statement.text, answer);
+    session.writer.bytes(answer);
   }
 }

@@ -18,7 +18,8 @@ import { describeStatement, type StatementShape, type WireParameter } from './ru
 import type { SessionCommand } from './session-commands.js';
 import type { SessionSettings } from './session-settings.js';
 import { errorFields, SQLSTATE, WireError } from './sql-errors.js';
-import type { Statement } from './sql-text.js';
+import { type Statement, tokens } from './sql-text.js';
+import { MAX_CACHED_SQL, type SqlShape, type StatementCache } from './statement-cache.js';
 
 /**
  * One authenticated session: its settings, its transaction state (as PostgreSQL keeps it,
@@ -31,6 +32,7 @@ export interface SessionDeps {
   database: Database;
   queries: Queries;
   catalog: CatalogQueries;
+  cache: StatementCache;
   logger: Logger;
   /** QUERY_TIMEOUT_SECONDS, in ms: the statement timeout's ceiling. */
   queryTimeoutMs: number;
@@ -38,7 +40,8 @@ export interface SessionDeps {
 
 /** A query ready to run: where it runs, and its SQL there. */
 export type PlannedQuery =
-  | { kind: 'data'; sql: string }
+  /** `constant`: reads no table and calls only deterministic functions (statement-cache.ts). */
+  | { kind: 'data'; sql: string; constant?: boolean }
   | { kind: 'catalog'; sql: string }
   | { kind: 'rows'; columns: string[]; rows: (string | null)[][] };
 
@@ -76,8 +79,25 @@ export class WireSession {
   async plan(statement: Statement, parameters: boolean): Promise<PlannedQuery> {
     const catalog = await this.deps.catalog.plan(this, statement.text);
     if (catalog) return catalog;
-    const sandboxed = await this.deps.queries.sandboxedSql(this.account, statement.text, { parameters });
-    return { kind: 'data', sql: sandboxed.sql };
+    const shape = await this.shape(statement.text);
+    const key = `${parameters ? 1 : 0}\u0000${statement.text}`;
+    const kept = shape.tableFree ? this.deps.cache.sandboxedSql(key) : undefined;
+    const sandboxed =
+      kept ?? (await this.deps.queries.sandboxedSql(this.account, statement.text, { parameters }));
+    if (shape.tableFree && !kept) this.deps.cache.keepSandboxed(key, sandboxed);
+    return { kind: 'data', sql: sandboxed.sql, constant: shape.constant && !parameters };
+  }
+
+  /** Whether SQL reads no table (only such SQL can: a FROM is a table or a table function). */
+  private async shape(text: string): Promise<SqlShape> {
+    const none = { tableFree: false, constant: false };
+    if (text.length > MAX_CACHED_SQL) return none;
+    const known = this.deps.cache.shapes.get(text);
+    if (known) return known;
+    const readsSomething = tokens(text).some((t) => t.kind === 'word' && t.text === 'from');
+    const shape = readsSomething ? none : await this.deps.catalog.shape(text);
+    this.deps.cache.shapes.set(text, shape);
+    return shape;
   }
 
   /** Opens a planned query's result with these parameters and result formats. */
