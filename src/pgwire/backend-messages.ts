@@ -73,7 +73,13 @@ export class BackendWriter {
   }
 
   end(): void {
-    this.buffer.writeInt32BE(this.position - this.messageStart - 1, this.messageStart + 1);
+    const length = this.position - this.messageStart - 1;
+    const at = this.messageStart + 1;
+    const buffer = this.buffer;
+    buffer[at] = length >>> 24;
+    buffer[at + 1] = (length >>> 16) & 0xff;
+    buffer[at + 2] = (length >>> 8) & 0xff;
+    buffer[at + 3] = length & 0xff;
     this.messageStart = -1;
   }
 

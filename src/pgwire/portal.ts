@@ -3,7 +3,7 @@ import type { Database, ResultColumnType } from '../storage/database.js';
 import { type BackendWriter, type FieldDescription, rowDescription } from './backend-messages.js';
 import { OID, pgTypeOf } from './pg-types.js';
 import { type EncodedColumn, writeDataRows } from './row-encoding.js';
-import { type OpenResult, runStatement, type StatementRun } from './run-statement.js';
+import { type OpenResult, resolveFormats, runStatement, type StatementRun } from './run-statement.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
 
 /**
@@ -16,23 +16,6 @@ import { SQLSTATE, WireError } from './sql-errors.js';
 
 export interface PortalColumn extends EncodedColumn {
   name: string;
-}
-
-/** Result formats of a Bind (none: all text; one: all alike; else one per column). */
-export function resolveFormats(formats: readonly number[], count: number): number[] {
-  if (formats.some((f) => f !== 0 && f !== 1))
-    throw new WireError(
-      SQLSTATE.protocolViolation,
-      `unsupported format code ${formats.find((f) => f !== 0 && f !== 1)}`,
-    );
-  if (formats.length === 0) return Array(count).fill(0);
-  if (formats.length === 1) return Array(count).fill(formats[0]);
-  if (formats.length !== count)
-    throw new WireError(
-      SQLSTATE.protocolViolation,
-      `bind message has ${formats.length} result formats but query has ${count} columns`,
-    );
-  return [...formats];
 }
 
 export function fieldDescriptions(
@@ -66,17 +49,25 @@ export class Portal {
     private readonly next: () => Promise<DuckDBDataChunk | null>,
   ) {
     const resolved = resolveFormats(formats, result.columns.length);
-    this.columns = result.columns.map((column, i) => ({ ...column, format: resolved[i] ?? 0 }));
+    this.columns = result.columns.map((column, i) => ({
+      ...column,
+      format: resolved[i] ?? 0,
+      ...(result.sources?.[i] ? { source: result.sources[i] } : {}),
+    }));
     this.released = new Promise((resolve) => {
       this.onClose = resolve;
     });
   }
 
   /** Opens the statement on a connection of its own (runStatement), held until `close`. */
-  static open(database: Database, run: StatementRun, formats: readonly number[]): Promise<Portal> {
+  static open(
+    database: Database,
+    run: Omit<StatementRun, 'formats'>,
+    formats: readonly number[],
+  ): Promise<Portal> {
     return new Promise<Portal>((resolve, reject) => {
       let opened = false;
-      runStatement(database, run, async (result) => {
+      runStatement(database, { ...run, formats }, async (result) => {
         const portal = new Portal(result, formats, result.next);
         opened = true;
         resolve(portal);

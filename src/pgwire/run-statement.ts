@@ -3,6 +3,7 @@ import type { Account } from '../auth/account.js';
 import type { Database, ResultColumnType } from '../storage/database.js';
 import type { StatementInterrupts } from './cancel.js';
 import { parameterValue } from './parameter-values.js';
+import { type EncodedColumn, renderedInSql } from './row-encoding.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
 
 /**
@@ -28,11 +29,15 @@ export interface StatementRun {
   /** The SQL to run: the sandbox's output, with `$n` for the parameters. */
   sql: string;
   parameters: readonly WireParameter[];
+  /** Result formats as Bind gave them (none: all text). */
+  formats: readonly number[];
   interrupts: StatementInterrupts;
 }
 
 export interface OpenResult {
   columns: readonly ResultColumnType[];
+  /** Where each column is in the chunks (row-encoding.ts), when not at its own index. */
+  sources?: readonly EncodedColumn['source'][];
   /** The next chunk of rows, or null at the end. */
   next(): Promise<DuckDBDataChunk | null>;
 }
@@ -45,7 +50,13 @@ export async function runStatement<T>(
   return database.dedicated(async (session) => {
     run.interrupts.attach(session);
     try {
-      const prepared = await run.interrupts.guard(() => session.prepare(run.sql));
+      let prepared = await run.interrupts.guard(() => session.prepare(run.sql));
+      const shown = prepared.columns;
+      const rendering = renderingPlan(run.sql, shown, resolveFormats(run.formats, shown.length));
+      if (rendering) {
+        prepared.close();
+        prepared = await run.interrupts.guard(() => session.prepare(rendering.sql));
+      }
       try {
         const expected = prepared.parameterTypes.length;
         if (run.parameters.length !== expected) {
@@ -63,8 +74,17 @@ export async function runStatement<T>(
             bound.map((b) => b.type),
           ),
         );
+        if (!rendering)
+          return await use({
+            columns: stream.columns,
+            next: () => run.interrupts.guard(() => stream.next()),
+          });
         return await use({
-          columns: stream.columns,
+          columns: shown.map((column, i) => ({
+            name: column.name,
+            type: column.type ?? (stream.columns[rendering.sources[i]?.raw ?? 0]?.type as DuckDBType),
+          })),
+          sources: rendering.sources,
           next: () => run.interrupts.guard(() => stream.next()),
         });
       } finally {
@@ -74,6 +94,53 @@ export async function runStatement<T>(
       run.interrupts.detach(session);
     }
   });
+}
+
+/** Result formats of a Bind (none: all text; one: all alike; else one per column). */
+export function resolveFormats(formats: readonly number[], count: number): number[] {
+  if (formats.some((f) => f !== 0 && f !== 1))
+    throw new WireError(
+      SQLSTATE.protocolViolation,
+      `unsupported format code ${formats.find((f) => f !== 0 && f !== 1)}`,
+    );
+  if (formats.length === 0) return Array(count).fill(0);
+  if (formats.length === 1) return Array(count).fill(formats[0]);
+  if (formats.length !== count)
+    throw new WireError(
+      SQLSTATE.protocolViolation,
+      `bind message has ${formats.length} result formats but query has ${count} columns`,
+    );
+  return [...formats];
+}
+
+/**
+ * The query wrapped so that DuckDB writes the text of the columns whose text costs most in
+ * JavaScript (row-encoding.ts, renderedInSql), beside their values; undefined when no text
+ * column gains. One more prepare (0.1–0.3 ms), against 0.3–0.8 µs a value saved.
+ */
+function renderingPlan(
+  sql: string,
+  columns: readonly { name: string; type: DuckDBType | undefined }[],
+  formats: readonly number[],
+): { sql: string; sources: EncodedColumn['source'][] } | undefined {
+  const items: string[] = [];
+  const sources: EncodedColumn['source'][] = [];
+  let gains = false;
+  columns.forEach((column, i) => {
+    const name = `pgw_${i + 1}`;
+    const text = column.type && formats[i] === 0 ? renderedInSql(column.type, name) : undefined;
+    const source: { raw?: number; text?: number } = {};
+    if (text) {
+      gains = true;
+      source.text = items.push(text) - 1;
+    }
+    // Integers' text is never NULL where the value is not: no value needed beside it.
+    if (!text || text.startsWith('CASE')) source.raw = items.push(name) - 1;
+    sources.push(source);
+  });
+  if (!gains) return undefined;
+  const names = columns.map((_, i) => `pgw_${i + 1}`).join(', ');
+  return { sql: `SELECT ${items.join(', ')} FROM (${sql}) AS pgw_rows(${names})`, sources };
 }
 
 export interface StatementShape {
