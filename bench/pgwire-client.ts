@@ -40,6 +40,8 @@ async function clientFor(command: PgwireCommand): Promise<pg.Client> {
       database: command.user === 'postgres' ? 'postgres' : 'dune',
     });
     await client.connect();
+    // The service's shutdown ends the session (57P01): not this process's concern.
+    client.on('error', () => undefined);
     clients.set(key, client);
   }
   return client;

@@ -222,7 +222,10 @@ export class PgCatalog implements CatalogQueries {
         return;
       }
       if (!isTreeObject(value)) return;
-      if (value.type === 'BASE_TABLE' || value.type === 'TABLE_FUNCTION') tableFree = false;
+      // Only SELECTs without any FROM (DESCRIBE and SHOW are a FROM of a SHOW_REF).
+      if (value.type === 'BASE_TABLE' || value.type === 'TABLE_FUNCTION' || value.type === 'SHOW_REF')
+        tableFree = false;
+      if (isTreeObject(value.from_table) && value.from_table.type !== 'EMPTY') tableFree = false;
       if (value.class === 'PARAMETER' || value.class === 'COLUMN_REF') constant = false;
       if (value.class === 'FUNCTION' || value.class === 'WINDOW') {
         const schema = lowerOf(value.schema);

@@ -37,6 +37,8 @@ export function fieldDescriptions(
 export class Portal {
   readonly columns: PortalColumn[];
   private chunk: DuckDBDataChunk | null = null;
+  /** The next chunk, asked for while this one is written (DuckDB's thread and this one overlap). */
+  private ahead: Promise<DuckDBDataChunk | null> | undefined;
   private row = 0;
   private finished = false;
   private closed = false;
@@ -110,12 +112,14 @@ export class Portal {
     try {
       while (!this.finished && (maxRows <= 0 || sent < maxRows)) {
         if (this.chunk === null || this.row >= this.chunk.rowCount) {
-          this.chunk = await this.next();
+          this.chunk = await (this.ahead ?? this.next());
+          this.ahead = undefined;
           this.row = 0;
           if (this.chunk === null) {
             this.finished = true;
             break;
           }
+          this.readAhead();
         }
         const left = this.chunk.rowCount - this.row;
         const take = maxRows <= 0 ? left : Math.min(left, maxRows - sent);
@@ -131,11 +135,26 @@ export class Portal {
     return { rows: sent, done: this.finished };
   }
 
+  /**
+   * Starts reading the next chunk. Measured on 1,000,000 rows × 6 columns to a socket that
+   * discards (scratch script, load ~6): reading and writing one after the other, DuckDB's
+   * thread and the main thread each waited for the other.
+   */
+  private readAhead(): void {
+    const next = this.next();
+    next.catch(() => undefined); // Awaited by the next fetch, or dropped at close.
+    this.ahead = next;
+  }
+
   /** Lets the connection go (the result is dropped if not read to its end). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.chunk = null;
-    this.onClose();
+    // A chunk being read runs on the connection: it is let go once that read is over.
+    const reading = this.ahead;
+    this.ahead = undefined;
+    if (reading) reading.then(this.onClose, this.onClose);
+    else this.onClose();
   }
 }

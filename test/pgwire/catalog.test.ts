@@ -188,3 +188,25 @@ describe('client queries', () => {
     expect(hstore).toEqual([]);
   });
 });
+
+describe('what the wire keeps between statements', () => {
+  it('never answers one account with what the sandbox resolved for another', async () => {
+    for (const sql of ['DESCRIBE dataset_prices', 'SUMMARIZE dataset_prices', 'SHOW TABLES']) {
+      await alice.query({ text: sql, rowMode: 'array' }).catch(() => undefined);
+      // Bob has no table of that name: whatever alice's statement resolved to, his is refused.
+      const second = await bob.query({ text: sql, rowMode: 'array' }).catch((error: Error) => error);
+      if (sql !== 'SHOW TABLES') expect(second).toBeInstanceOf(Error);
+      expect(JSON.stringify(second)).not.toContain('dataset_prices');
+    }
+    const constant = await alice.query('SELECT 6 * 7 AS answer');
+    const again = await bob.query('SELECT 6 * 7 AS answer');
+    expect(again.rows).toEqual(constant.rows);
+    expect(again.rows).toEqual([{ answer: 42 }]);
+  });
+
+  it('keeps no answer of a function that changes: random() and now() run every time', async () => {
+    const a = await alice.query('SELECT random() AS r');
+    const b = await alice.query('SELECT random() AS r');
+    expect(a.rows[0].r).not.toBe(b.rows[0].r);
+  });
+});
