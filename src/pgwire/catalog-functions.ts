@@ -123,6 +123,8 @@ const GLOBAL_MACROS: string[] = [
     'pg_has_role',
   ].map((name) => `CREATE MACRO ${name}(a) AS true, (a, b) AS true, (a, b, c) AS true, (a, b, c, d) AS true`),
   'CREATE MACRO array_upper(a, d) AS CASE WHEN len(a) > 0 THEN len(a) END',
+  // information_schema._pg_expandarray (pgjdbc's getPrimaryKeys): each element and its position.
+  "CREATE MACRO _pg_expandarray(a) AS unnest(list_transform(range(len(a)), i -> {'x': a[i + 1], 'n': i + 1}))",
   'CREATE MACRO array_lower(a, d) AS CASE WHEN len(a) > 0 THEN 1 END',
   `CREATE MACRO quote_ident(s) AS CASE WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') THEN s
      ELSE '"' || replace(s, '"', '""') || '"' END`,

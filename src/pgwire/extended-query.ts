@@ -196,7 +196,7 @@ export class ExtendedQuery {
     if (planned?.kind === 'data' || planned?.kind === 'catalog') {
       this.session.interrupts.begin(this.session.timeoutMs);
       try {
-        shape = await this.session.describe(planned);
+        shape = await this.session.describe(planned, statement.parameterOids);
       } finally {
         this.session.interrupts.end();
       }

@@ -209,6 +209,25 @@ export function numericFromBinary(bytes: Buffer, index: number): string {
   return `${sign === 0x4000 ? '-' : ''}${whole}${scale > 0 ? `.${fraction}` : ''}`;
 }
 
+/** A DuckDB type for a PostgreSQL type OID, where one fits; VARCHAR otherwise. */
+export function pgTypeToDuckDB(oid: number): DuckDBType {
+  const types: Record<number, DuckDBType> = {
+    [OID.bool]: BOOLEAN,
+    [OID.int2]: INTEGER,
+    [OID.int4]: INTEGER,
+    [OID.int8]: BIGINT,
+    [OID.float4]: DOUBLE,
+    [OID.float8]: DOUBLE,
+    [OID.bytea]: BLOB,
+    [OID.date]: DATE,
+    [OID.time]: TIME,
+    [OID.timestamp]: TIMESTAMP,
+    [OID.timestamptz]: TIMESTAMPTZ,
+    [OID.interval]: INTERVAL,
+  };
+  return types[oid] ?? VARCHAR;
+}
+
 /** The value to bind for parameter `index` (0-based). */
 export function parameterValue(
   raw: Buffer | null,

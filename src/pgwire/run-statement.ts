@@ -2,7 +2,7 @@ import type { DuckDBDataChunk, DuckDBType } from '@duckdb/node-api';
 import type { Account } from '../auth/account.js';
 import type { Database, ResultColumnType } from '../storage/database.js';
 import type { StatementInterrupts } from './cancel.js';
-import { parameterValue } from './parameter-values.js';
+import { parameterValue, pgTypeToDuckDB } from './parameter-values.js';
 import { type EncodedColumn, renderedInSql } from './row-encoding.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
 
@@ -52,7 +52,12 @@ export async function runStatement<T>(
     try {
       let prepared = await run.interrupts.guard(() => session.prepare(run.sql));
       const shown = prepared.columns;
-      const rendering = renderingPlan(run.sql, shown, resolveFormats(run.formats, shown.length));
+      // A column typed by an untyped parameter (`SELECT $1 AS n`): DuckDB reports one placeholder
+      // column until the values are bound; the stream's columns are the real ones then.
+      const settled = shown.every((column) => column.type !== undefined);
+      const rendering = settled
+        ? renderingPlan(run.sql, shown, resolveFormats(run.formats, shown.length))
+        : undefined;
       if (rendering) {
         prepared.close();
         prepared = await run.interrupts.guard(() => session.prepare(rendering.sql));
@@ -153,16 +158,35 @@ export interface StatementShape {
 export async function describeStatement(
   database: Database,
   sql: string,
+  parameterOids: readonly number[],
   interrupts: StatementInterrupts,
 ): Promise<StatementShape> {
   return database.dedicated(async (session) => {
     interrupts.attach(session);
     try {
       const prepared = await interrupts.guard(() => session.prepare(sql));
-      prepared.close();
-      return { parameterTypes: prepared.parameterTypes, columns: prepared.columns };
+      const { parameterTypes, columns } = prepared;
+      if (columns.every((column) => column.type !== undefined)) {
+        prepared.close();
+        return { parameterTypes, columns };
+      }
+      // Columns that depend on untyped parameters: bound to NULLs of the client's types (text
+      // where it gave none), the statement is started, never read, to learn them.
+      const nulls = parameterTypes.map((type, i) => parameterValue(null, 0, i, parameterOids[i] ?? 0, type));
+      const stream = await interrupts.guard(() =>
+        prepared.stream(
+          nulls.map(() => null),
+          nulls.map((n, i) => n.type ?? nullTypeFor(parameterOids[i] ?? 0)),
+        ),
+      );
+      return { parameterTypes, columns: stream.columns };
     } finally {
       interrupts.detach(session);
     }
   });
+}
+
+/** The type a NULL is bound with for a parameter DuckDB could not type: the client's, or text. */
+function nullTypeFor(oid: number): DuckDBType {
+  return pgTypeToDuckDB(oid);
 }

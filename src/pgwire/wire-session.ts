@@ -117,9 +117,12 @@ export class WireSession {
   }
 
   /** A planned query's parameters and columns, without running it. */
-  describe(planned: PlannedQuery & { kind: 'data' | 'catalog' }): Promise<StatementShape> {
+  describe(
+    planned: PlannedQuery & { kind: 'data' | 'catalog' },
+    parameterOids: readonly number[],
+  ): Promise<StatementShape> {
     if (planned.kind === 'catalog') return this.deps.catalog.describe(planned.sql, this.interrupts);
-    return describeStatement(this.deps.database, planned.sql, this.interrupts);
+    return describeStatement(this.deps.database, planned.sql, parameterOids, this.interrupts);
   }
 
   /** Keeps a portal by name, closing the one it replaces. */
