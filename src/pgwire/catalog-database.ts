@@ -100,6 +100,10 @@ export function stableOid(key: string): number {
   return 16384 + (hash % 1_000_000_000);
 }
 
+/** Callers' schemas kept; past this the least recently used one, idle for a minute, is dropped. */
+const MAX_CALLERS = 256;
+const IDLE_BEFORE_DROP_MS = 60_000;
+
 const PG_CATALOG_OID = 11;
 const INFORMATION_SCHEMA_OID = 13_000;
 const DATABASE_OID = 16_383;
@@ -263,6 +267,7 @@ export class CatalogDatabase {
         connection.closeSync();
       }
       this.callers.set(key, { schema, digest, used: Date.now() });
+      await this.dropIdleCallers();
       return schema;
     })();
     this.building.set(key, build);
@@ -270,6 +275,23 @@ export class CatalogDatabase {
       return await build;
     } finally {
       this.building.delete(key);
+    }
+  }
+
+  /** Keeps the number of callers' schemas bounded: the oldest idle ones go. */
+  private async dropIdleCallers(): Promise<void> {
+    if (this.callers.size <= MAX_CALLERS) return;
+    const idle = [...this.callers]
+      .filter(([, c]) => Date.now() - c.used > IDLE_BEFORE_DROP_MS)
+      .sort((a, b) => a[1].used - b[1].used);
+    const connection = await this.instance.connect();
+    try {
+      for (const [key, caller] of idle.slice(0, this.callers.size - MAX_CALLERS)) {
+        this.callers.delete(key);
+        await connection.run(`DROP SCHEMA IF EXISTS ${caller.schema} CASCADE`);
+      }
+    } finally {
+      connection.closeSync();
     }
   }
 

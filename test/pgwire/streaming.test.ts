@@ -6,7 +6,7 @@ import { createLogger } from '../../src/log.js';
 import { PgCatalog } from '../../src/pgwire/catalog-queries.js';
 import { startPgListener } from '../../src/pgwire/listener.js';
 import { connectPg, pgError, RawWire, serialize, startPgService } from '../support/pg-wire.js';
-import type { TestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 
 /**
  * Large results, portals, cancel and the connection limits of the Postgres wire protocol.
@@ -185,5 +185,21 @@ describe('connection limits', () => {
       await listener.close();
       await catalog.close();
     }
+  });
+});
+
+describe('shutdown', () => {
+  it('tells its sessions (57P01), stops their statements and closes, without waiting for them', async () => {
+    const other = await startTestService({ PG_PORT: '0' });
+    const port = other.pg?.port as number;
+    const wire = await RawWire.login(port);
+    const idle = await RawWire.login(port);
+    wire.send(serialize.query('SELECT count(*) FROM range(1000000000000)'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await other.stop();
+    await wire.closed;
+    await idle.closed;
+    const fatal = idle.messages.find((m) => m.name === 'error');
+    expect(fatal?.code).toBe('57P01');
   });
 });
