@@ -139,7 +139,7 @@ export class PgCatalog implements CatalogQueries {
       }),
     );
     return Portal.over(
-      { columns: result.columns, next: () => interrupts.guard(() => result.next()) },
+      { columns: result.columns, next: () => interrupts.guard(() => result.next()), stop: () => stop() },
       formats,
       () => {
         interrupts.detach(session);

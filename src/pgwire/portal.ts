@@ -45,11 +45,14 @@ export class Portal {
   private onClose: () => void = () => undefined;
   private readonly released: Promise<void>;
 
+  private readonly stop: (() => void) | undefined;
+
   private constructor(
     result: OpenResult,
     formats: readonly number[],
     private readonly next: () => Promise<DuckDBDataChunk | null>,
   ) {
+    this.stop = result.stop;
     const resolved = resolveFormats(formats, result.columns.length);
     this.columns = result.columns.map((column, i) => ({
       ...column,
@@ -154,7 +157,9 @@ export class Portal {
     // A chunk being read runs on the connection: it is let go once that read is over.
     const reading = this.ahead;
     this.ahead = undefined;
-    if (reading) reading.then(this.onClose, this.onClose);
-    else this.onClose();
+    if (!reading) return this.onClose();
+    // A read that would take long (rows found rarely) is not waited for to its end.
+    this.stop?.();
+    reading.then(this.onClose, this.onClose);
   }
 }

@@ -40,6 +40,8 @@ export interface OpenResult {
   sources?: readonly EncodedColumn['source'][];
   /** The next chunk of rows, or null at the end. */
   next(): Promise<DuckDBDataChunk | null>;
+  /** Interrupts a chunk being read (a portal closed while it reads ahead). */
+  stop?(): void;
 }
 
 export async function runStatement<T>(
@@ -79,10 +81,12 @@ export async function runStatement<T>(
             bound.map((b) => b.type),
           ),
         );
+        const stop = () => session.interrupt();
         if (!rendering)
           return await use({
             columns: stream.columns,
             next: () => run.interrupts.guard(() => stream.next()),
+            stop,
           });
         return await use({
           columns: shown.map((column, i) => ({
@@ -91,6 +95,7 @@ export async function runStatement<T>(
           })),
           sources: rendering.sources,
           next: () => run.interrupts.guard(() => stream.next()),
+          stop,
         });
       } finally {
         prepared.close();
