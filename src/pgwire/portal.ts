@@ -157,7 +157,10 @@ export class Portal {
     // A chunk being read runs on the connection: it is let go once that read is over.
     const reading = this.ahead;
     this.ahead = undefined;
-    if (!reading) return this.onClose();
+    if (!reading) {
+      this.onClose();
+      return;
+    }
     // A read that would take long (rows found rarely) is not waited for to its end.
     this.stop?.();
     reading.then(this.onClose, this.onClose);
