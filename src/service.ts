@@ -17,7 +17,7 @@ import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
-import { freeBytes } from './storage/disk-space.js';
+import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
@@ -110,9 +110,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
+  const disk = await diskSpace(config.dataDir);
+  const reserveBytes = config.diskReserveBytes ?? defaultReserve(disk?.total);
   const database = await Database.open({
     path: databaseFile,
-    settings: duckdbSettings(config, await freeBytes(config.dataDir)),
+    settings: duckdbSettings(config, disk?.free, reserveBytes),
     allowedDirectories: duckdbAllowedDirectories(config),
     catalogReaders: CATALOG_READERS,
     resultReaders: RESULT_READERS,
@@ -161,7 +163,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         maxResultBytes: config.maxResultBytes,
         keyResultBytes: config.resultStoragePerKey,
         keyExecutions: config.maxExecutionsPerKey,
-        reserveBytes: config.diskReserveBytes,
+        reserveBytes,
         dataDir: config.dataDir,
       },
     },

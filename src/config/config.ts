@@ -57,8 +57,8 @@ export interface Config {
   resultStoragePerKey: number;
   /** One key's finished executions kept; past it, its oldest are removed. */
   maxExecutionsPerKey: number;
-  /** Free disk space under DATA_DIR that users' results and spills may not take. */
-  diskReserveBytes: number;
+  /** Free disk space under DATA_DIR that users' results and spills may not take; undefined: decided at start from the disk's size. */
+  diskReserveBytes: number | undefined;
   /** DuckDB's max_temp_directory_size; undefined: decided at start from the free space. */
   spillLimitBytes: number | undefined;
 }
@@ -253,11 +253,12 @@ function storageLimits(env: Env) {
       `MAX_RESULT_BYTES (${maxResultBytes}) must not be more than RESULT_STORAGE_PER_KEY (${resultStoragePerKey}): a key's quota holds at least one whole result`,
     );
   const spill = env.SPILL_LIMIT?.trim();
+  const reserve = env.DISK_RESERVE?.trim();
   return {
     maxResultBytes,
     resultStoragePerKey,
     maxExecutionsPerKey: integer(env, 'MAX_EXECUTIONS_PER_KEY', 1000, 1),
-    diskReserveBytes: byteSize(env, 'DISK_RESERVE', 2e9),
+    diskReserveBytes: !reserve || reserve === 'auto' ? undefined : byteSize(env, 'DISK_RESERVE', 0),
     spillLimitBytes: !spill || spill === 'auto' ? undefined : byteSize(env, 'SPILL_LIMIT', 0),
   };
 }
@@ -276,19 +277,18 @@ export function duckdbAllowedDirectories(config: Pick<Config, 'dataDir'>): strin
  * temporary files, in DATA_DIR beside the database) are capped: by SPILL_LIMIT, or by default
  * by half of what the disk had free at start above the reserve, so that neither one sort nor
  * the results stored meanwhile can take the room kept for uploads (DESIGN §12). `freeBytes`
- * is the disk's free space now, when the system can say.
+ * is the disk's free space now and `reserveBytes` the reserve, when known.
  */
 export function duckdbSettings(
-  config: Pick<Config, 'duckdbMemoryLimit'> & Partial<Pick<Config, 'spillLimitBytes' | 'diskReserveBytes'>>,
+  config: Pick<Config, 'duckdbMemoryLimit'> & Partial<Pick<Config, 'spillLimitBytes'>>,
   freeBytes?: number,
+  reserveBytes = 0,
 ): Record<string, string> {
   const settings: Record<string, string> = {};
   if (config.duckdbMemoryLimit) settings.memory_limit = config.duckdbMemoryLimit;
   const spill =
     config.spillLimitBytes ??
-    (freeBytes === undefined
-      ? undefined
-      : Math.max(0, Math.floor((freeBytes - (config.diskReserveBytes ?? 0)) / 2)));
+    (freeBytes === undefined ? undefined : Math.max(0, Math.floor((freeBytes - reserveBytes) / 2)));
   if (spill !== undefined) settings.max_temp_directory_size = `${spill}B`;
   return settings;
 }

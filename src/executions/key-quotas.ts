@@ -83,6 +83,8 @@ export class KeyQuotas {
       return;
     }
     for (const execution of [...removed, ...expiring]) latest.delete(execution.queryId);
+    // The dropped tables' blocks are free for new data once checkpointed.
+    await this.database.checkpoint();
     this.logger.info(
       { owner, removed: removed.length, expired: expiring.length },
       'held a key to its quotas of kept executions and results',
@@ -125,6 +127,7 @@ export class KeyQuotas {
       else this.dropped.add(execution.id);
       purged++;
     }
+    if (purged > 0) await this.database.checkpoint();
     return purged;
   }
 

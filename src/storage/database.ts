@@ -149,6 +149,9 @@ export class Database {
       // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
       // Before the lock below, which refuses every later SET.
       await writer.run("SET GLOBAL TimeZone = 'UTC'");
+      // DuckDB's own checkpoint when the instance closes runs on the closing thread, the
+      // event loop's, for as long as it takes: close() runs one of its own, with a limit.
+      await writer.run('PRAGMA disable_checkpoint_on_shutdown');
       if (options.allowedDirectories) await closeExternalAccess(writer, options.allowedDirectories);
       const pool = async (size: number) => {
         const sessions: ConnectionSession[] = [];
@@ -205,6 +208,28 @@ export class Database {
         throw error;
       }
     });
+  }
+
+  /**
+   * Runs `work` on the writer connection, after every write queued before it, outside any
+   * transaction of ours: for statements DuckDB runs in transactions of their own
+   * (CHECKPOINT, COPY FROM DATABASE).
+   */
+  async outsideTransaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    return this.writes.run(() => work(this.writer));
+  }
+
+  /**
+   * Writes what the WAL holds into the database file, and lets DuckDB reuse the blocks of
+   * dropped tables. Skipped (false) when another transaction writes meanwhile: DuckDB refuses
+   * to checkpoint then, and its own automatic checkpoint comes later.
+   */
+  async checkpoint(): Promise<boolean> {
+    return this.outsideTransaction((session) => session.run('CHECKPOINT')).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Writes waiting or running, for progress reports. */

@@ -119,13 +119,13 @@ describe('loadConfig takes', () => {
       maxResultBytes: 2_000_000_000,
       resultStoragePerKey: 10_000_000_000,
       maxExecutionsPerKey: 1000,
-      diskReserveBytes: 2_000_000_000,
+      diskReserveBytes: undefined,
       spillLimitBytes: undefined,
     });
     expect(duckdbSettings(config)).toEqual({});
     // Spills get half of what the disk has free above the reserve.
-    expect(duckdbSettings(config, 10_000_000_000)).toEqual({ max_temp_directory_size: '4000000000B' });
-    expect(duckdbSettings(config, 1_000_000_000)).toEqual({ max_temp_directory_size: '0B' });
+    expect(duckdbSettings(config, 10_000_000_000, 2e9)).toEqual({ max_temp_directory_size: '4000000000B' });
+    expect(duckdbSettings(config, 1_000_000_000, 2e9)).toEqual({ max_temp_directory_size: '0B' });
   });
 
   it('every variable, trimmed, with relative directories resolved against the working directory', () => {
