@@ -21,6 +21,7 @@ import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
+import { keepWorkerThreadsLower } from './workload/thread-priority.js';
 
 /**
  * The running service: database, key store and HTTP server, started and stopped as one.
@@ -230,10 +231,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   url = boundUrl(server, config.host);
   scheduler.start();
+  const stopLowering = keepWorkerThreadsLower();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      stopLowering();
       scheduler.stop();
       executions.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
