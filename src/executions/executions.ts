@@ -95,6 +95,8 @@ export class Executions {
   private readonly quotas: KeyQuotas;
   /** Statements of other doors (the Postgres wire) holding users' slots, by a counter. */
   private borrowings = 0;
+  /** Other doors' statements waiting for a slot, refused at shutdown. */
+  private readonly doors = new Map<string, (error: Error) => void>();
 
   constructor(
     private readonly database: Database,
@@ -256,7 +258,14 @@ export class Executions {
     if (this.closed) throw new Error('the executions are closed');
     const lane = this.lanes.users;
     if (lane.isFull(owner)) throw queueFull(lane.limits.queuedPerKey);
-    await new Promise<void>((resolve) => lane.enqueue(owner, `door-${++this.borrowings}`, resolve));
+    const id = `door-${++this.borrowings}`;
+    await new Promise<void>((resolve, reject) => {
+      this.doors.set(id, reject);
+      lane.enqueue(owner, id, () => {
+        this.doors.delete(id);
+        resolve();
+      });
+    });
     try {
       return await work();
     } finally {
@@ -322,6 +331,8 @@ export class Executions {
     for (const id of [...this.unrecorded.keys()]) this.recordPending(id);
     for (const lane of LANES) this.lanes[lane].clearWaiting();
     this.waiting.clear();
+    for (const refuse of this.doors.values()) refuse(new DatabaseClosingError());
+    this.doors.clear();
     for (const running of this.running.values()) {
       running.cancelled = true;
       stop(running);
