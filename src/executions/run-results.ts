@@ -124,7 +124,7 @@ export class RunResults {
     const slot = this.watch?.claimSlot();
     try {
       const counter = await startCounter(session, slot === undefined ? undefined : rowCounter(slot));
-      if (slot !== undefined) this.watchStoring(running, slot, counter.start);
+      if (slot !== undefined) this.watchStoring(running, slot, counter.start, cutAt === undefined);
       const mode: StoreMode = cutAt === undefined ? { counter } : { cutAt };
       const snapshot = await createSnapshot(
         session,
@@ -195,15 +195,17 @@ export class RunResults {
     );
   }
 
-  private watchStoring(running: Running, slot: number, start: bigint): void {
+  /** Tells the storing watch of the run; `capped`: told past the byte cap too (not once cut). */
+  private watchStoring(running: Running, slot: number, start: bigint, capped: boolean): void {
+    const overCap = (rowsThatFit: number) => {
+      running.cutAt = rowsThatFit;
+      stop(running);
+    };
     this.watch?.track(
       {
         id: running.execution.id,
         limited: running.request.lane === 'users',
-        overCap: (rowsThatFit) => {
-          running.cutAt = rowsThatFit;
-          stop(running);
-        },
+        ...(capped ? { overCap } : {}),
         overReserve: () => {
           running.overReserve = true;
           stop(running);
