@@ -9,6 +9,7 @@ import type { Database } from '../storage/database.js';
 import { BackendWriter, errorResponse } from './backend-messages.js';
 import { CancelKeys } from './cancel.js';
 import type { CatalogQueries } from './catalog-queries.js';
+import type { Lane } from './run-statement.js';
 import { SQLSTATE } from './sql-errors.js';
 import { PasswordCheck } from './startup.js';
 import { StatementCache } from './statement-cache.js';
@@ -40,6 +41,8 @@ const CLOSE_GRACE_MS = 2_000;
 
 export interface PgListenerDeps {
   config: Config;
+  /** The users' lanes: each statement runs in a slot of its key, as executions do. */
+  lane: Lane;
   keys: KeyStore;
   queries: Queries;
   database: Database;
@@ -77,6 +80,7 @@ export async function startPgListener(
   const connections = new Set<WireConnection>();
   const connectionDeps = {
     database: deps.database,
+    lane: deps.lane,
     queries: deps.queries,
     catalog: deps.catalog,
     cache: new StatementCache(),

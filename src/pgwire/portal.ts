@@ -3,7 +3,13 @@ import type { Database, ResultColumnType } from '../storage/database.js';
 import { type BackendWriter, type FieldDescription, rowDescription } from './backend-messages.js';
 import { OID, pgTypeOf } from './pg-types.js';
 import { type EncodedColumn, writeDataRows } from './row-encoding.js';
-import { type OpenResult, resolveFormats, runStatement, type StatementRun } from './run-statement.js';
+import {
+  type Lane,
+  type OpenResult,
+  resolveFormats,
+  runStatement,
+  type StatementRun,
+} from './run-statement.js';
 import { SQLSTATE, WireError } from './sql-errors.js';
 
 /**
@@ -67,12 +73,13 @@ export class Portal {
   /** Opens the statement on a connection of its own (runStatement), held until `close`. */
   static open(
     database: Database,
+    lane: Lane,
     run: Omit<StatementRun, 'formats'>,
     formats: readonly number[],
   ): Promise<Portal> {
     return new Promise<Portal>((resolve, reject) => {
       let opened = false;
-      runStatement(database, { ...run, formats }, async (result) => {
+      runStatement(database, lane, { ...run, formats }, async (result) => {
         const portal = new Portal(result, formats, result.next);
         opened = true;
         resolve(portal);

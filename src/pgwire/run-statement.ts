@@ -8,11 +8,12 @@ import { SQLSTATE, WireError } from './sql-errors.js';
 
 /**
  * Where every statement of the Postgres wire protocol runs on DuckDB: the one function that
- * takes users' (already sandboxed) SQL to the database. It runs on a connection of its own
- * (`Database.dedicated`), interruptible by a CancelRequest and the statement timeout, and
- * hands the caller a result read chunk by chunk as DuckDB produces it. The connection is held
- * until `use` returns: for a portal or cursor, until it is closed. Per-key admission (the fair
- * lanes of the workload management, DESIGN §12) goes around `runStatement`, by `run.account`.
+ * takes users' (already sandboxed) SQL to the database. It waits for a users' slot of the
+ * caller's key (the fair lanes of the workload management, DESIGN §12: the same limits as
+ * executions), then runs on a connection of its own (`Database.dedicated`), interruptible by a
+ * CancelRequest and the statement timeout, and hands the caller a result read chunk by chunk
+ * as DuckDB produces it. The slot and the connection are held until `use` returns: for a
+ * portal or cursor, until it is closed.
  */
 
 /** A Bind message's parameter, as the client sent it. */
@@ -44,7 +45,19 @@ export interface OpenResult {
   stop?(): void;
 }
 
+/** Admission to a users' slot of the key (Executions.inUsersLane: the fair lanes of DESIGN §12). */
+export type Lane = <T>(owner: string, work: () => Promise<T>) => Promise<T>;
+
 export async function runStatement<T>(
+  database: Database,
+  lane: Lane,
+  run: StatementRun,
+  use: (result: OpenResult) => Promise<T>,
+): Promise<T> {
+  return lane(run.account.handle, () => dedicatedRun(database, run, use));
+}
+
+async function dedicatedRun<T>(
   database: Database,
   run: StatementRun,
   use: (result: OpenResult) => Promise<T>,

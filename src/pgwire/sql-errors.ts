@@ -105,8 +105,11 @@ export function errorFields(error: unknown, offset = 0): ErrorFields {
   }
   if (error instanceof SettingError)
     return { severity: 'ERROR', code: error.sqlState, message: error.message };
-  if (error instanceof ApiError)
-    return { severity: 'ERROR', code: SQLSTATE.invalidParameterValue, message: error.message };
+  if (error instanceof ApiError) {
+    // The key's queue in the users' lane is full (MAX_QUEUED_QUERIES_PER_KEY): a limit, not a bad value.
+    const code = error.code === 'rate_limited' ? '53400' : SQLSTATE.invalidParameterValue;
+    return { severity: 'ERROR', code, message: error.message };
+  }
   if (error instanceof DatabaseClosingError)
     return {
       severity: 'FATAL',

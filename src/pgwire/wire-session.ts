@@ -14,7 +14,7 @@ import {
 import type { StatementInterrupts } from './cancel.js';
 import type { CatalogQueries } from './catalog-queries.js';
 import { Portal } from './portal.js';
-import { describeStatement, type StatementShape, type WireParameter } from './run-statement.js';
+import { describeStatement, type Lane, type StatementShape, type WireParameter } from './run-statement.js';
 import type { SessionCommand } from './session-commands.js';
 import type { SessionSettings } from './session-settings.js';
 import { errorFields, SQLSTATE, WireError } from './sql-errors.js';
@@ -30,6 +30,8 @@ import { MAX_CACHED_SQL, type SqlShape, type StatementCache } from './statement-
 
 export interface SessionDeps {
   database: Database;
+  /** A users' slot of the key for each statement's run (Executions.inUsersLane). */
+  lane: Lane;
   queries: Queries;
   catalog: CatalogQueries;
   cache: StatementCache;
@@ -111,6 +113,7 @@ export class WireSession {
     if (planned.kind === 'rows') return rowsPortal(planned.columns, planned.rows, formats);
     return Portal.open(
       this.deps.database,
+      this.deps.lane,
       { account: this.account, sql: planned.sql, parameters, interrupts: this.interrupts },
       formats,
     );

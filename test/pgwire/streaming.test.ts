@@ -6,7 +6,7 @@ import { createLogger } from '../../src/log.js';
 import { PgCatalog } from '../../src/pgwire/catalog-queries.js';
 import { startPgListener } from '../../src/pgwire/listener.js';
 import { connectPg, pgError, RawWire, serialize, startPgService } from '../support/pg-wire.js';
-import { startTestService, type TestService } from '../support/service.js';
+import { KEYS, startTestService, type TestService } from '../support/service.js';
 
 /**
  * Large results, portals, cancel and the connection limits of the Postgres wire protocol.
@@ -169,6 +169,7 @@ describe('connection limits', () => {
         database: service.database,
         catalog,
         logger: createLogger('silent'),
+        lane: (_owner, work) => work(),
       },
       0,
       { maxMessageBytes: 1024 * 1024, startupTimeoutMs: 500, stallMs: 500 },
@@ -201,5 +202,33 @@ describe('shutdown', () => {
     await idle.closed;
     const fatal = idle.messages.find((m) => m.name === 'error');
     expect(fatal?.code).toBe('57P01');
+  });
+});
+
+describe("the users' lanes", () => {
+  it("runs a key's statements in its slots (MAX_RUNNING_QUERIES_PER_KEY), other keys going on", async () => {
+    const lanes = await startPgService({ MAX_RUNNING_QUERIES_PER_KEY: '1' });
+    const first = await RawWire.login(lanes.pgPort);
+    const key = first.messages.find((m) => m.name === 'backendKeyData') as unknown as {
+      processID: number;
+      secretKey: number;
+    };
+    first.send(serialize.query('SELECT count(*) FROM range(1000000000000)'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = await connectPg(lanes.pgPort);
+    let waited = true;
+    const queued = second.query('SELECT count(*) AS n FROM range(10) t(i)').then((result) => {
+      waited = false;
+      return result;
+    });
+    const bob = await connectPg(lanes.pgPort, KEYS.bob);
+    await expect(bob.query('SELECT count(*) AS n FROM range(3) t(i)')).resolves.toMatchObject({
+      rows: [{ n: '3' }],
+    });
+    expect(waited).toBe(true);
+    const cancel = net.connect(lanes.pgPort, '127.0.0.1');
+    await new Promise((resolve) => cancel.once('connect', resolve));
+    cancel.end(serialize.cancel(key.processID, key.secretKey));
+    await expect(queued).resolves.toMatchObject({ rows: [{ n: '10' }] });
   });
 });
