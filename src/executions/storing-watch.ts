@@ -93,8 +93,11 @@ export class StoringWatch {
   /** Starts watching a run that counts its rows on `slot` from `start` (the value before its first row). */
   track(run: Storing, slot: number, start: bigint): void {
     this.tracked.set(run.id, { ...run, slot, start, rows: 0n, bytes: 0, stopped: false });
-    this.timer ??= setInterval(() => void this.sample(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.sample(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.timer.unref();
+    // A first look now: the blocks used before the run stored anything are not its own.
+    void this.sample();
   }
 
   /** The run is done storing (stored, failed or stopped): its slot is free again. */
