@@ -30,6 +30,8 @@ const PROGRAM_TESTS = [
   'test/sdk/python-client.test.ts',
   'test/queries/readme-examples.test.ts',
   'test/cli/serve.test.ts',
+  // psql, Python's psycopg2 and SQLAlchemy against the Postgres wire protocol.
+  'test/pgwire/programs/**/*.test.ts',
 ];
 const PROCESS_TESTS = [...DEADLINE_TESTS, ...PROGRAM_TESTS];
 

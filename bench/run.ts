@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
+import { runPgwireBenchmark } from './pgwire.js';
 import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
@@ -13,7 +14,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -30,6 +31,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),
+  pgwire: () => runPgwireBenchmark((line) => process.stderr.write(`pgwire: ${line}\n`)),
   team: () => runTeamDayBenchmark((line) => process.stderr.write(`team: ${line}\n`)),
 };
 

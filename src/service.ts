@@ -12,6 +12,8 @@ import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { PgCatalog } from './pgwire/catalog-queries.js';
+import { type PgListener, startPgListener } from './pgwire/listener.js';
 import { Queries } from './queries/queries.js';
 import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { ResultRows } from './results/result-rows.js';
@@ -71,6 +73,8 @@ export interface RunningService {
   queryFiles: QueryFile[];
   queries: Queries;
   server: http.Server;
+  /** The Postgres wire protocol's listener; undefined when PG_PORT is off. */
+  pg: PgListener | undefined;
   close(): Promise<void>;
 }
 
@@ -230,6 +234,20 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   });
   url = boundUrl(server, config.host);
+  let catalog: PgCatalog | undefined;
+  let pg: PgListener | undefined;
+  try {
+    if (config.pgPort !== undefined) {
+      catalog = await PgCatalog.open(database);
+      const lane = <T>(owner: string, work: () => Promise<T>) => executions.inUsersLane(owner, work);
+      pg = await startPgListener({ config, keys, queries, database, catalog, logger, lane }, config.pgPort);
+    }
+  } catch (error) {
+    await catalog?.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await database.close();
+    throw error;
+  }
   scheduler.start();
   const stopLowering = keepWorkerThreadsLower();
 
@@ -239,12 +257,16 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       stopLowering();
       scheduler.stop();
       executions.close();
+      // Its sessions let their DuckDB connections go before the database closes.
+      const pgClosed = pg?.close() ?? Promise.resolve();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // A request that finishes in the grace period leaves its keep-alive connection idle.
       const idle = setInterval(() => server.closeIdleConnections(), 100);
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
+      await pgClosed;
+      await catalog?.close();
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();
@@ -252,5 +274,5 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, server, pg, close };
 }

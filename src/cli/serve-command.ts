@@ -107,6 +107,12 @@ async function serve(
     );
   }
   out(`Workspace: ${service.url}/`);
+  if (service.pg) {
+    const host = service.pg.host.includes(':') ? `[${service.pg.host}]` : service.pg.host;
+    out(
+      `Postgres wire protocol: ${host}:${service.pg.port} (psql -h ${service.pg.host} -p ${service.pg.port}; password: an API key)`,
+    );
+  }
   // Bundled now, in the background, so that the first visit finds the page ready.
   const bundling = performance.now();
   workspaceAssets().then(

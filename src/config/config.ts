@@ -49,6 +49,12 @@ export interface Config {
   maxQueuedQueriesPerKey: number;
   /** A user's execution is interrupted (and fails) after this many seconds. */
   queryTimeoutSeconds: number;
+  /** The Postgres wire protocol's listener (src/pgwire); undefined when it is off. */
+  pgPort: number | undefined;
+  /** Postgres wire connections open at once; more are refused (53300). */
+  pgMaxConnections: number;
+  /** Certificate and key (PEM files) for TLS on the Postgres wire; both or neither. */
+  pgTls: { certFile: string; keyFile: string } | undefined;
   /** A results statement (a page, a sort, a Parquet file) is interrupted after this many seconds. */
   resultsTimeoutSeconds: number;
   /** A kept result's bytes (as JSON) at most; past it, kept truncated as a partial result. */
@@ -212,6 +218,23 @@ function memoryLimit(raw: string | undefined): string | undefined {
   return value;
 }
 
+function pgPort(raw: string | undefined): number | undefined {
+  const text = raw?.trim() || '5433';
+  if (text === 'off') return undefined;
+  if (!/^\d+$/.test(text) || Number(text) > 65535)
+    throw new ConfigError(`PG_PORT must be a port number from 0 to 65535, or off, got "${raw}"`);
+  return Number(text);
+}
+
+function pgTls(env: Env, cwd: string): Config['pgTls'] {
+  const cert = env.PG_TLS_CERT?.trim();
+  const key = env.PG_TLS_KEY?.trim();
+  if (!cert && !key) return undefined;
+  if (!cert || !key)
+    throw new ConfigError('PG_TLS_CERT and PG_TLS_KEY go together: give both files, or neither');
+  return { certFile: path.resolve(cwd, cert), keyFile: path.resolve(cwd, key) };
+}
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
@@ -240,6 +263,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     maxQueuedQueriesPerKey: integer(env, 'MAX_QUEUED_QUERIES_PER_KEY', 20, 0, 100_000),
     queryTimeoutSeconds: integer(env, 'QUERY_TIMEOUT_SECONDS', 1800, 1, 7 * 86_400),
     resultsTimeoutSeconds: integer(env, 'RESULTS_TIMEOUT_SECONDS', 120, 1, 86_400),
+    pgPort: pgPort(env.PG_PORT),
+    pgMaxConnections: integer(env, 'PG_MAX_CONNECTIONS', 100, 1, 100_000),
+    pgTls: pgTls(env, cwd),
     ...storageLimits(env),
   };
 }

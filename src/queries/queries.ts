@@ -39,6 +39,7 @@ import type {
 import { QueryStore } from './query-store.js';
 import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
 import { tableResolver } from './table-resolver.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /**
  * Queries as the API sees them (DESIGN §10): users' saved queries and the operator's query
@@ -239,13 +240,27 @@ export class Queries {
   }
 
   /**
+   * Ad-hoc SQL as `/v1/sql/execute` would run it, for the Postgres wire protocol (src/pgwire),
+   * which runs it itself; with `parameters`, `$1`, `$2`, … are left for values bound at run time.
+   * Throws SqlRefused (an ApiError 400) when refused.
+   */
+  sandboxedSql(account: Account, sql: string, options: CheckOptions = {}): Promise<SandboxedSql> {
+    return this.sandbox(account, sql, account.handle, options);
+  }
+
+  /**
    * Users' SQL through the sandbox, with `account`'s visibility. An unqualified table name
    * is in `namespace`: the saved query's owner's, so that a query means the same tables
    * whoever runs it; the caller's own for ad-hoc SQL.
    */
-  private sandbox(account: Account, sql: string, namespace = account.handle): Promise<SandboxedSql> {
+  private sandbox(
+    account: Account,
+    sql: string,
+    namespace = account.handle,
+    options: CheckOptions = {},
+  ): Promise<SandboxedSql> {
     return this.database.read((session) =>
-      sandboxSql(session, sql, this.readableTables(session, account, namespace)),
+      sandboxSql(session, sql, this.readableTables(session, account, namespace), options),
     );
   }
 

@@ -1,9 +1,16 @@
-import { badRequest } from '../errors.js';
+import { ApiError } from '../errors.js';
 import { reusable, type Session } from '../storage/database.js';
 import { nameItems, unnamedItems } from './column-names.js';
 import { keepConstantTypes } from './constant-types.js';
 import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
-import { checkStatement, SqlRefusal, type TableReference, type WrittenName } from './tree-checker.js';
+import {
+  type CheckOptions,
+  checkStatement,
+  type RefusalKind,
+  SqlRefusal,
+  type TableReference,
+  type WrittenName,
+} from './tree-checker.js';
 
 /**
  * The sandbox around users' SQL (DESIGN §10). DuckDB's own parser decides what the SQL is
@@ -37,6 +44,17 @@ export interface SandboxedSql {
   readsPrivate: boolean;
 }
 
+/** A refusal (a 400 for the HTTP API) that also says why, and where in the SQL (0-based, as JavaScript indexes it). */
+export class SqlRefused extends ApiError {
+  constructor(
+    message: string,
+    readonly kind: RefusalKind,
+    readonly position: number | undefined,
+  ) {
+    super('bad_request', message);
+  }
+}
+
 /**
  * Bounds the cost of one check. The tree is about 35 times the SQL's size, and DuckDB's
  * parser is worse than linear on long AND/OR chains: at this size the worst SQL measured (one
@@ -59,17 +77,22 @@ export async function sandboxSql(
   session: Session,
   sql: string,
   resolve: TableResolver,
+  options: CheckOptions = {},
 ): Promise<SandboxedSql> {
   const bytes = Buffer.byteLength(sql, 'utf8');
   if (bytes > MAX_SQL_BYTES) {
-    throw badRequest(`the SQL is ${bytes} bytes long; at most ${MAX_SQL_BYTES} bytes are accepted`);
+    throw new SqlRefused(
+      `the SQL is ${bytes} bytes long; at most ${MAX_SQL_BYTES} bytes are accepted`,
+      'too-long',
+      undefined,
+    );
   }
-  if (sql.includes('\u0000')) throw badRequest('the SQL contains a NUL character');
+  if (sql.includes('\u0000')) throw new SqlRefused('the SQL contains a NUL character', 'refused', undefined);
   try {
     const root = await parseQuery(session, sql);
     const statement = (root.statements as TreeValue[])[0] as TreeValue;
     const unnamed = unnamedItems(statement);
-    const references = checkStatement(statement);
+    const references = checkStatement(statement, options);
     const readable = await resolveAll(references, resolve);
     await nameItems(session, unnamed);
     const allowed = new Set<string>();
@@ -83,10 +106,14 @@ export async function sandboxSql(
     }
     keepConstantTypes(statement);
     const rewritten = await writeQuery(session, root);
-    verify(rewritten.tree, allowed);
+    verify(rewritten.tree, allowed, options);
     return { sql: rewritten.sql, readsPrivate };
   } catch (error) {
-    if (error instanceof SqlRefusal) throw badRequest(withPosition(error, sql));
+    if (error instanceof SqlRefusal) {
+      const position = positionIn(error, sql);
+      const message = position === undefined ? error.message : `${error.message} at position ${position}`;
+      throw new SqlRefused(message, error.kind, position);
+    }
     throw error;
   }
 }
@@ -114,6 +141,7 @@ async function parseQuery(session: Session, sql: string): Promise<TreeObject> {
       String(root.error_message),
       Number.isSafeInteger(position) ? position : undefined,
       'code point',
+      'syntax',
     );
   }
   const statements = root.statements;
@@ -156,7 +184,12 @@ async function resolveAll(
     const found = question && (await resolve(question));
     // Worded the same whatever the reason: absent, private, the service's own, another catalog.
     if (!found || key === undefined) {
-      throw new SqlRefusal(`table ${shownName(reference.written)} does not exist`, reference.location);
+      throw new SqlRefusal(
+        `table ${shownName(reference.written)} does not exist`,
+        reference.location,
+        'byte',
+        'unknown-table',
+      );
     }
     readable.set(key, found);
   }
@@ -242,14 +275,14 @@ async function writeQuery(session: Session, root: TreeObject): Promise<{ sql: st
  * Checks the SQL that will run as if a user had written it: one query, nothing refused, and
  * every table it names one of those the resolver returned, already written out in full.
  */
-function verify(root: TreeObject, allowed: ReadonlySet<string>): void {
+function verify(root: TreeObject, allowed: ReadonlySet<string>, options: CheckOptions): void {
   const statements = root.statements;
   if (root.error === true || !Array.isArray(statements) || statements.length !== 1) {
     throw new SqlRefusal('the sandbox could not verify this query after rewriting it', undefined);
   }
   let references: TableReference[];
   try {
-    references = checkStatement(statements[0] as TreeValue);
+    references = checkStatement(statements[0] as TreeValue, options);
   } catch (error) {
     // Its position would be in the rewritten SQL, which the user never saw.
     if (!(error instanceof SqlRefusal)) throw error;
@@ -269,14 +302,15 @@ function verify(root: TreeObject, allowed: ReadonlySet<string>): void {
 }
 
 /**
- * `message at position N`, N counting the user's SQL from 0 the way JavaScript indexes a
- * string (as the filter language's positions do): `sql.indexOf(...)` of what is refused.
+ * Where the refusal is, counting the user's SQL from 0 the way JavaScript indexes a string (as
+ * the filter language's positions do): `sql.indexOf(...)` of what is refused. Messages end
+ * with `at position N`.
  */
-function withPosition(refusal: SqlRefusal, sql: string): string {
-  if (refusal.location === undefined) return refusal.message;
+function positionIn(refusal: SqlRefusal, sql: string): number | undefined {
+  if (refusal.location === undefined) return undefined;
   const before =
     refusal.unit === 'byte'
       ? Buffer.from(sql, 'utf8').subarray(0, refusal.location).toString('utf8')
       : Array.from(sql).slice(0, refusal.location).join('');
-  return `${refusal.message} at position ${before.length}`;
+  return before.length;
 }

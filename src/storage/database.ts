@@ -12,8 +12,11 @@ import { wrapOpenError, wrapStorageError } from './storage-error.js';
 
 export type {
   InterruptibleSession,
+  PreparedQuery,
   QueryColumn,
   QueryResult,
+  ResultColumnType,
+  ResultStream,
   Session,
   SqlValue,
 } from './session.js';

@@ -64,6 +64,10 @@ describe('loadConfig refuses a bad value with a message that names it', () => {
     [{ SPILL_LIMIT: '1e9' }, /^SPILL_LIMIT must be a size/],
     [{ MAX_EXECUTIONS_PER_KEY: '0' }, /^MAX_EXECUTIONS_PER_KEY must be between 1 and/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/],
+    [{ PG_PORT: 'on' }, /^PG_PORT must be a port number from 0 to 65535, or off, got "on"$/],
+    [{ PG_PORT: '65536' }, /^PG_PORT must be a port number from 0 to 65535, or off, got "65536"$/],
+    [{ PG_MAX_CONNECTIONS: '0' }, /^PG_MAX_CONNECTIONS must be between 1 and 100000, got 0$/],
+    [{ PG_TLS_CERT: 'cert.pem' }, /^PG_TLS_CERT and PG_TLS_KEY go together: give both files, or neither$/],
   ])('%j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -115,6 +119,9 @@ describe('loadConfig takes', () => {
       maxRunningQueriesPerKey: 2,
       maxQueuedQueriesPerKey: 20,
       queryTimeoutSeconds: 1800,
+      pgPort: 5433,
+      pgMaxConnections: 100,
+      pgTls: undefined,
       resultsTimeoutSeconds: 120,
       maxResultBytes: 2_000_000_000,
       resultStoragePerKey: 10_000_000_000,
@@ -151,6 +158,10 @@ describe('loadConfig takes', () => {
         MAX_RUNNING_QUERIES_PER_KEY: '1',
         MAX_QUEUED_QUERIES_PER_KEY: '0',
         QUERY_TIMEOUT_SECONDS: '60',
+        PG_PORT: ' 0 ',
+        PG_MAX_CONNECTIONS: '7',
+        PG_TLS_CERT: 'tls/cert.pem',
+        PG_TLS_KEY: '/etc/key.pem',
         RESULTS_TIMEOUT_SECONDS: '5',
         MAX_RESULT_BYTES: '1.5GB',
         RESULT_STORAGE_PER_KEY: '2GiB',
@@ -187,6 +198,9 @@ describe('loadConfig takes', () => {
       maxRunningQueriesPerKey: 1,
       maxQueuedQueriesPerKey: 0,
       queryTimeoutSeconds: 60,
+      pgPort: 0,
+      pgMaxConnections: 7,
+      pgTls: { certFile: '/srv/app/tls/cert.pem', keyFile: '/etc/key.pem' },
       resultsTimeoutSeconds: 5,
       maxResultBytes: 1_500_000_000,
       resultStoragePerKey: 2 * 2 ** 30,
@@ -195,6 +209,7 @@ describe('loadConfig takes', () => {
       spillLimitBytes: 4096,
     });
     expect(duckdbSettings(config, 1e12)).toEqual({ memory_limit: '1GiB', max_temp_directory_size: '4096B' });
+    expect(loadConfig({ PG_PORT: 'off' }).pgPort).toBeUndefined();
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
     expect(loadConfig({ AUTH_FAILURE_LIMIT: 'off' }).authFailureLimit).toBeUndefined();
   });

@@ -36,6 +36,7 @@ async function start(env: Record<string, string>, key: string = KEYS.bob, level 
   );
   const config = loadConfig({
     PORT: '0',
+    PG_PORT: 'off',
     DATA_DIR: dataDir,
     API_KEYS: TEST_API_KEYS,
     DEMO_DATA: 'on',

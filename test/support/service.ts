@@ -41,6 +41,8 @@ export async function startTestService(
     API_KEYS: TEST_API_KEYS,
     RATE_LIMITS: 'off',
     DEMO_DATA: 'off',
+    // Tests of the Postgres wire protocol ask for it (PG_PORT: '0').
+    PG_PORT: 'off',
     ...env,
   });
   const service = await startService(config, createLogger('silent'));
