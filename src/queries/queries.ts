@@ -11,6 +11,7 @@ import {
 import type { Executions } from '../executions/executions.js';
 import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
+import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
   parameterSet,
@@ -143,11 +144,7 @@ export class Queries {
         this.executions.submit({ queryId: id, sql: query.sql, owner: account.handle, lane: 'users' })
       );
     }
-    const sandboxed = await this.sandbox(
-      account,
-      substitute(query.sql, query.parameters, values),
-      query.owner,
-    );
+    const sandboxed = await this.sandboxWithValues(account, query, values, 'query_parameters', query.owner);
     return this.executions.submit({
       queryId: id,
       sql: sandboxed.sql,
@@ -236,7 +233,22 @@ export class Queries {
     namespace: string,
   ): Promise<void> {
     const defaults = resolveValues(parameters, new Map(), 'parameters');
-    await this.sandbox(account, substitute(sql, parameters, defaults), namespace);
+    await this.sandboxWithValues(account, { sql, parameters }, defaults, 'parameters', namespace);
+  }
+
+  /** A query's SQL with parameter values through the sandbox: each value must arrive as the text sent. */
+  private sandboxWithValues(
+    account: Account,
+    query: { sql: string; parameters: readonly QueryParameter[] },
+    values: ReadonlyMap<string, string>,
+    where: string,
+    namespace: string,
+  ): Promise<SandboxedSql> {
+    return this.database.read(async (session) => {
+      await assertBackslashesLiteral(session, query.sql, query.parameters, values, where);
+      const sql = substitute(query.sql, query.parameters, values);
+      return sandboxSql(session, sql, this.readableTables(session, account, namespace));
+    });
   }
 
   /**

@@ -124,10 +124,15 @@ const WRITE_AND_PARSE = reusable(
   'SELECT sql, json_serialize_sql(sql) AS tree FROM (SELECT json_deserialize_sql(?::JSON) AS sql)',
 );
 
+/** DuckDB's parse tree of `sql` as the JSON text `json_serialize_sql` writes (an error object for anything but queries). */
+export async function parseTreeText(session: Session, sql: string): Promise<string> {
+  const [row] = await session.all<{ tree: string }>(PARSE, [sql]);
+  return row?.tree ?? 'null';
+}
+
 /** The tree of `sql`, which must be exactly one query. */
 async function parseQuery(session: Session, sql: string): Promise<TreeObject> {
-  const [row] = await session.all<{ tree: string }>(PARSE, [sql]);
-  const root = readRoot(row?.tree);
+  const root = readRoot(await parseTreeText(session, sql));
   if (root.error === true) {
     // DuckDB serializes SELECT statements only; its message for anything else says just that.
     if (root.error_type !== 'parser') {
