@@ -14,6 +14,7 @@ import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Queries } from './queries/queries.js';
 import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
+import { SqlChecker } from './queries/sandbox/checker-pool.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
@@ -64,6 +65,8 @@ export interface RunningService {
   /** The operator's query files, as configured. */
   queryFiles: QueryFile[];
   queries: Queries;
+  /** The sandbox's checker of users' SQL (worker threads, started on first use or by `warm`). */
+  sqlChecker: SqlChecker;
   server: http.Server;
   close(): Promise<void>;
 }
@@ -129,7 +132,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   );
   await executions.open();
-  const queries = new Queries(database, executions, queryFiles);
+  const sqlChecker = new SqlChecker({
+    workers: config.sandboxWorkers,
+    maxWaiting: config.sandboxQueueLimit,
+    maxWaitMs: config.sandboxWaitSeconds * 1000,
+    logger,
+  });
+  const queries = new Queries(database, executions, queryFiles, sqlChecker);
   const metrics = new ServiceMetrics({ processMetrics: true });
   const fileIds = new Set(queryFiles.map((q) => q.id));
   // Users' queries are counted together: one series per query would grow without bound.
@@ -184,6 +193,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       resolve();
     });
   }).catch(async (error) => {
+    await sqlChecker.close();
     await database.close();
     throw error;
   });
@@ -204,9 +214,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();
+      await sqlChecker.close();
       await database.close();
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, sqlChecker, server, close };
 }

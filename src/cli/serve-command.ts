@@ -107,6 +107,8 @@ async function serve(
     );
   }
   out(`Workspace: ${service.url}/`);
+  // Started now, in the background, so that the first SQL is not checked by a starting worker.
+  service.sqlChecker.warm();
   // Bundled now, in the background, so that the first visit finds the page ready.
   const bundling = performance.now();
   workspaceAssets().then(

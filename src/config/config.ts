@@ -45,6 +45,12 @@ export interface Config {
   maxRunningQueries: number;
   /** A user's execution is interrupted (and fails) after this many seconds. */
   queryTimeoutSeconds: number;
+  /** Worker threads that check users' SQL (the sandbox). */
+  sandboxWorkers: number;
+  /** SQL checks that may wait for a worker; more are refused (503). */
+  sandboxQueueLimit: number;
+  /** How long a SQL check may wait for a worker before it is refused (503). */
+  sandboxWaitSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -171,6 +177,13 @@ function memoryLimit(raw: string | undefined): string | undefined {
   return value;
 }
 
+/**
+ * One worker thread checks users' SQL unless set: on the 2-core machines this runs on, a
+ * second one made the event loop slower under a flood of large checks and no check faster
+ * (bench/sandbox-load.ts, BENCHMARKS.md).
+ */
+const DEFAULT_SANDBOX_WORKERS = 1;
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
@@ -196,6 +209,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     duckdbMemoryLimit: memoryLimit(env.DUCKDB_MEMORY_LIMIT),
     maxRunningQueries: integer(env, 'MAX_RUNNING_QUERIES', 2, 1, 64),
     queryTimeoutSeconds: integer(env, 'QUERY_TIMEOUT_SECONDS', 1800, 1, 7 * 86_400),
+    sandboxWorkers: integer(env, 'SANDBOX_WORKERS', DEFAULT_SANDBOX_WORKERS, 1, 16),
+    sandboxQueueLimit: integer(env, 'SANDBOX_QUEUE_LIMIT', 64, 1, 10_000),
+    sandboxWaitSeconds: integer(env, 'SANDBOX_WAIT_SECONDS', 10, 1, 3_600),
   };
 }
 

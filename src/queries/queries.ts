@@ -36,6 +36,7 @@ import type {
   UpdateQueryRequest,
 } from './query-request.js';
 import { QueryStore } from './query-store.js';
+import type { SqlChecker } from './sandbox/checker-pool.js';
 import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
 import { tableResolver } from './table-resolver.js';
 
@@ -56,6 +57,8 @@ export class Queries {
     private readonly database: Database,
     private readonly executions: Executions,
     files: readonly QueryFile[],
+    /** The sandbox's checker, on worker threads of its own. */
+    private readonly checker: SqlChecker,
   ) {
     this.store = new QueryStore(database);
     this.files = new Map(files.map((file) => [file.id, queryFromFile(file)]));
@@ -225,10 +228,14 @@ export class Queries {
    * Users' SQL through the sandbox, with `account`'s visibility. An unqualified table name
    * is in `namespace`: the saved query's owner's, so that a query means the same tables
    * whoever runs it; the caller's own for ad-hoc SQL.
+   *
+   * The check runs on the checker's threads; only each table name it finds is looked up
+   * here, on a connection of its own (`dedicated` never waits for one), so a check never
+   * waits behind results reads holding the shared readers.
    */
   private sandbox(account: Account, sql: string, namespace = account.handle): Promise<SandboxedSql> {
-    return this.database.read((session) =>
-      sandboxSql(session, sql, this.readableTables(session, account, namespace)),
+    return sandboxSql(this.checker, sql, (name) =>
+      this.database.dedicated((session) => this.readableTables(session, account, namespace)(name)),
     );
   }
 

@@ -98,6 +98,9 @@ describe('loadConfig takes', () => {
       authFailureLimit: 30,
       maxRunningQueries: 2,
       queryTimeoutSeconds: 1800,
+      sandboxWorkers: 1,
+      sandboxQueueLimit: 64,
+      sandboxWaitSeconds: 10,
     });
     expect(duckdbSettings(config)).toEqual({});
   });
@@ -123,6 +126,9 @@ describe('loadConfig takes', () => {
         AUTH_FAILURE_LIMIT: ' 5 ',
         MAX_RUNNING_QUERIES: '3',
         QUERY_TIMEOUT_SECONDS: '60',
+        SANDBOX_WORKERS: '2',
+        SANDBOX_QUEUE_LIMIT: '5',
+        SANDBOX_WAIT_SECONDS: '3',
       },
       '/srv/app',
     );
@@ -151,6 +157,9 @@ describe('loadConfig takes', () => {
       authFailureLimit: 5,
       maxRunningQueries: 3,
       queryTimeoutSeconds: 60,
+      sandboxWorkers: 2,
+      sandboxQueueLimit: 5,
+      sandboxWaitSeconds: 3,
     });
     expect(duckdbSettings(config)).toEqual({ memory_limit: '1GiB' });
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
