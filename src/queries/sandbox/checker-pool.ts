@@ -13,13 +13,18 @@ import type { NamedTable } from './sql-check.js';
  * event loop only passes messages and resolves table names, so a long check no longer stalls
  * every other request, and the check borrows none of the service's reader connections.
  *
- * Measured (docs/library-notes.md, "The sandbox in worker threads"): `@duckdb/node-bindings`
+ * Measured (docs/library-notes.md, "The sandbox on worker threads"): `@duckdb/node-bindings`
  * loads in worker threads beside the main thread's instance; a worker starts in 0.2–0.5 s; a
- * `SELECT 1` check costs about what it did on the main thread (a message each way, 0.1 ms).
+ * `SELECT 1` check costs about what it did on the main thread. But a worker stopped while one
+ * of its DuckDB calls is in flight (`worker.terminate()`, `process.exit()`, an out-of-memory
+ * end) aborts the whole process ("terminate called after throwing an instance of
+ * 'Napi::Error'", exit code 134), so this pool never stops a worker that is checking: a worker
+ * is asked to close, closes its DuckDB and ends by itself; one stuck on a check is replaced and
+ * left to end when it can.
  *
  * Failures are answers, never hangs: a queue full or a wait past `maxWaitMs` is a 503 saying
- * so; a worker that dies (or runs one check past RUN_LIMIT_MS) fails its check with a 503 and
- * is replaced; out of memory is a 400, the SQL's own doing.
+ * so; a worker that ends (or takes longer than RUN_LIMIT_MS on one check) fails its check with
+ * a 503 and is replaced; out of memory is a 400, the SQL's own doing.
  */
 
 export interface SqlCheckerOptions {
@@ -30,6 +35,12 @@ export interface SqlCheckerOptions {
   /** How long a check may wait for a worker (SANDBOX_WAIT_SECONDS); past it, a 503. */
   maxWaitMs: number;
   logger?: Logger;
+  /** For tests: another worker script speaking the same messages. */
+  workerFile?: string;
+  /** For tests: V8's old generation of each worker, in MB (WORKER_HEAP_MB otherwise). */
+  workerHeapMb?: number;
+  /** For tests: how long one check may run (RUN_LIMIT_MS otherwise). */
+  runLimitMs?: number;
 }
 
 /** Resolves the tables a check names: what each means, or a throw (e.g. SqlRefusal). */
@@ -39,8 +50,6 @@ export type TableResolution = (tables: NamedTable[]) => Promise<WrittenName[]>;
 const RUN_LIMIT_MS = 60_000;
 /** V8's old generation of a worker; the largest tree read is about 20 MB of JSON. */
 const WORKER_HEAP_MB = 768;
-/** How long a worker gets to close its DuckDB at shutdown before it is terminated. */
-const CLOSE_GRACE_MS = 2_000;
 
 interface Job {
   id: number;
@@ -56,27 +65,18 @@ interface Slot {
   ready: boolean;
   job?: Job;
   runTimer?: NodeJS.Timeout;
-  /** Why it was terminated, when it was. */
-  stopped?: string;
+  exited: Promise<void>;
 }
 
 const unavailable = (message: string) => new ApiError('unavailable', message, { 'Retry-After': '1' });
+const SHUTTING_DOWN = 'the service is shutting down';
 
 let embeddedSource: string | undefined;
 
-function startWorker(): Worker {
-  const options = { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } };
-  if (isSingleExecutable()) {
-    const file = embeddedManifest().sandboxWorker;
-    if (!file) throw new Error('this build has no sandbox worker');
-    embeddedSource ??= readEmbedded(file).toString('utf8');
-    return new Worker(embeddedSource, { ...options, eval: true });
-  }
-  return new Worker(path.join(import.meta.dirname, 'check-worker.mjs'), options);
-}
-
 export class SqlChecker {
   private readonly slots: (Slot | undefined)[];
+  /** Workers replaced while stuck on a check, asked to close: they end when it does. */
+  private readonly retired = new Set<Slot>();
   private readonly waiting: Job[] = [];
   private nextId = 1;
   private closed = false;
@@ -87,7 +87,7 @@ export class SqlChecker {
 
   /** Checks `sql` on a worker; `resolve` is called (here, on the main thread) with its tables. */
   check(sql: string, resolve: TableResolution): Promise<string> {
-    if (this.closed) return Promise.reject(unavailable('the service is shutting down'));
+    if (this.closed) return Promise.reject(unavailable(SHUTTING_DOWN));
     if (this.waiting.length >= this.options.maxWaiting) {
       return Promise.reject(
         unavailable(`too many SQL checks are waiting (${this.waiting.length}); try again in a moment`),
@@ -106,7 +106,7 @@ export class SqlChecker {
     for (let i = 0; i < this.slots.length; i++) if (!this.slots[i] && !this.closed) this.start(i);
   }
 
-  /** Checks waiting for a worker, and workers busy, for tests and metrics. */
+  /** Checks waiting for a worker, checks running, and workers started: for tests and metrics. */
   get load(): { waiting: number; running: number; workers: number } {
     const slots = this.slots.filter((slot): slot is Slot => slot !== undefined);
     return {
@@ -116,20 +116,25 @@ export class SqlChecker {
     };
   }
 
-  /** Fails what waits, lets each worker close its DuckDB, then terminates what remains. */
-  async close(): Promise<void> {
+  /**
+   * Fails what waits and lets every worker finish its check, close its DuckDB and end, for at
+   * most `graceMs`; a worker still busy then is left to end by itself (stopping it could abort
+   * the process, see above) and keeps the process no longer alive.
+   */
+  async close(graceMs = 5_000): Promise<void> {
     this.closed = true;
-    for (const job of this.waiting.splice(0)) this.settle(job, unavailable('the service is shutting down'));
-    await Promise.all(
-      this.slots.map(async (slot) => {
-        if (!slot) return;
-        const exited = new Promise((resolve) => slot.worker.once('exit', resolve));
-        this.post(slot, { type: 'close' });
-        const timer = setTimeout(() => this.terminate(slot, 'the service is shutting down'), CLOSE_GRACE_MS);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
+    for (const job of this.waiting.splice(0)) this.settle(job, unavailable(SHUTTING_DOWN));
+    const slots = [...this.slots, ...this.retired].filter((slot): slot is Slot => slot !== undefined);
+    for (const slot of slots) this.post(slot, { type: 'close' });
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    });
+    const ended = await Promise.race([Promise.all(slots.map((slot) => slot.exited)).then(() => true), grace]);
+    clearTimeout(timer);
+    if (ended) return;
+    for (const slot of slots) slot.worker.unref();
+    this.options.logger?.warn({ ms: graceMs }, 'a SQL check worker did not end in time');
   }
 
   private dispatch(): void {
@@ -155,24 +160,37 @@ export class SqlChecker {
   }
 
   private start(index: number): Slot {
-    const worker = startWorker();
-    const slot: Slot = { worker, ready: false };
+    const worker = this.startWorker();
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    const slot: Slot = { worker, ready: false, exited };
     this.slots[index] = slot;
-    worker.unref();
-    if (this.waiting.length > 0) worker.ref();
+    // Idle workers keep no process alive; one with a check to do does.
+    if (this.waiting.length === 0) worker.unref();
     worker.on('message', (message: FromWorker) => this.received(slot, message));
     worker.on('error', (error) => this.lost(index, slot, error));
-    worker.on('exit', (code) => this.lost(index, slot, new Error(`the worker exited with code ${code}`)));
+    worker.on('exit', (code) => this.lost(index, slot, new Error(`the worker ended with code ${code}`)));
     return slot;
+  }
+
+  private startWorker(): Worker {
+    const options = {
+      resourceLimits: { maxOldGenerationSizeMb: this.options.workerHeapMb ?? WORKER_HEAP_MB },
+    };
+    if (this.options.workerFile) return new Worker(this.options.workerFile, options);
+    if (isSingleExecutable()) {
+      const file = embeddedManifest().sandboxWorker;
+      if (!file) throw new Error('this build has no sandbox worker');
+      embeddedSource ??= readEmbedded(file).toString('utf8');
+      return new Worker(embeddedSource, { ...options, eval: true });
+    }
+    return new Worker(path.join(import.meta.dirname, 'check-worker.mjs'), options);
   }
 
   private run(slot: Slot, job: Job): void {
     slot.job = job;
     slot.worker.ref();
-    slot.runTimer = setTimeout(
-      () => this.terminate(slot, `checking this SQL took more than ${RUN_LIMIT_MS / 1000} s`),
-      RUN_LIMIT_MS,
-    );
+    const limit = this.options.runLimitMs ?? RUN_LIMIT_MS;
+    slot.runTimer = setTimeout(() => this.retire(slot, job, limit), limit);
     this.post(slot, { type: 'check', id: job.id, sql: job.sql });
   }
 
@@ -208,7 +226,7 @@ export class SqlChecker {
       case 'failed':
         // At shutdown the worker's DuckDB interrupts what it was doing: not a failure of the check.
         if (this.closed) {
-          this.finish(slot, job, unavailable('the service is shutting down'));
+          this.finish(slot, job, unavailable(SHUTTING_DOWN));
           return;
         }
         this.options.logger?.error({ error: message.message }, 'the SQL check failed');
@@ -231,14 +249,34 @@ export class SqlChecker {
     else job.fail(error);
   }
 
+  /**
+   * A check ran past its limit: it fails, another worker takes the slot, and this one is asked
+   * to close once its check ends (stopping it now could abort the process, see above).
+   */
+  private retire(slot: Slot, job: Job, limitMs: number): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0 || slot.job !== job) return;
+    this.slots[index] = undefined;
+    this.retired.add(slot);
+    slot.job = undefined;
+    slot.worker.unref();
+    void slot.exited.then(() => this.retired.delete(slot));
+    this.post(slot, { type: 'close' });
+    this.options.logger?.warn({ ms: limitMs }, 'a SQL check ran too long; its worker is replaced');
+    this.settle(job, unavailable(`checking this SQL took more than ${limitMs / 1000} s; try again later`));
+    this.dispatch();
+  }
+
   /** A worker ended: its check fails, and the next check starts a new one. */
   private lost(index: number, slot: Slot, error: Error): void {
     if (this.slots[index] !== slot) return;
     this.slots[index] = undefined;
     clearTimeout(slot.runTimer);
     const job = slot.job;
-    if (job) this.settle(job, this.lostError(slot, error));
-    if (!slot.ready && !this.closed) {
+    slot.job = undefined;
+    if (job) this.settle(job, this.lostError(error));
+    if (this.closed) return;
+    if (!slot.ready) {
       // It never started: the same would happen to every check waiting.
       this.options.logger?.error({ err: error }, 'the SQL checker could not start a worker');
       for (const waiting of this.waiting.splice(0)) {
@@ -246,23 +284,16 @@ export class SqlChecker {
       }
       return;
     }
-    if (!this.closed) {
-      this.options.logger?.warn({ err: error, reason: slot.stopped }, 'a SQL check worker ended');
-      this.dispatch();
-    }
+    this.options.logger?.warn({ err: error }, 'a SQL check worker ended');
+    this.dispatch();
   }
 
-  private lostError(slot: Slot, error: Error): unknown {
+  private lostError(error: Error): unknown {
     if ((error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
       return new SqlRefusal('this SQL is too large to check: checking it ran out of memory', undefined);
     }
-    if (this.closed) return unavailable('the service is shutting down');
-    return unavailable(slot.stopped ?? `the SQL check stopped: ${error.message}; try again`);
-  }
-
-  private terminate(slot: Slot, reason: string): void {
-    slot.stopped = reason;
-    void slot.worker.terminate();
+    if (this.closed) return unavailable(SHUTTING_DOWN);
+    return unavailable(`the SQL check stopped (${error.message}); try again`);
   }
 
   private post(slot: Slot, message: ToWorker): void {

@@ -114,6 +114,8 @@ function conjunctionMoves(tokens: readonly Token[]): { moves: number; refusal?: 
   let moves = 0;
   const merge = () => {
     const child = stack.pop() as ChainFrame;
+    // CASE … END is an operand, never a conjunction for the chain around it to merge.
+    if (child.case) return;
     const parent = stack.at(-1) as ChainFrame;
     parent.and += child.andTotal;
     parent.or += child.orTotal;

@@ -3,7 +3,7 @@ import { nameItems, type UnnamedItem, unnamedItems } from '../column-names.js';
 import { keepConstantTypes } from '../constant-types.js';
 import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from '../parse-tree.js';
 import { checkStatement, SqlRefusal, type TableReference, type WrittenName } from '../tree-checker.js';
-import { parseCost } from './parse-cost.js';
+import { type ParseCost, parseCost } from './parse-cost.js';
 import { nameKey, shownName } from './written-names.js';
 
 /**
@@ -40,6 +40,22 @@ export interface NamedTable {
   location: number | undefined;
 }
 
+/**
+ * What a check read and wrote, in units that grow with its work whatever the machine's load
+ * (test/queries/hostile-shapes.test.ts holds them linear in the SQL's length).
+ */
+export interface CheckWork {
+  sqlBytes: number;
+  /** DuckDB's parse, estimated before it (parse-cost.ts). */
+  parse: ParseCost;
+  /** The tree read. */
+  treeChars: number;
+  /** The trees of the select-list items named (column-names.ts). */
+  itemChars: number;
+  /** The tree of the rewritten SQL, parsed again; 0 until finished. */
+  rewrittenTreeChars: number;
+}
+
 /** Run on every check: kept prepared on each connection. */
 const PARSE = reusable('SELECT json_serialize_sql(?::VARCHAR) AS tree');
 const WRITE_AND_PARSE = reusable(
@@ -53,20 +69,25 @@ export class SqlCheck {
     private readonly references: readonly TableReference[],
     private readonly unnamed: readonly UnnamedItem[],
     private readonly treeLimit: number,
+    readonly work: CheckWork,
   ) {}
 
   /** Parses and checks `sql`; throws SqlRefusal for what a query may not be or contain. */
   static async begin(session: Session, sql: string): Promise<SqlCheck> {
     const estimate = parseCost(sql);
     if (estimate.refusal) throw new SqlRefusal(estimate.refusal.message, estimate.refusal.position, 'index');
-    const treeLimit = TREE_CHARS_PER_SQL_BYTE * Buffer.byteLength(sql, 'utf8') + TREE_CHARS_SLACK;
+    const sqlBytes = Buffer.byteLength(sql, 'utf8');
+    const treeLimit = TREE_CHARS_PER_SQL_BYTE * sqlBytes + TREE_CHARS_SLACK;
     const [row] = await session.all<{ tree: string }>(PARSE, [sql]);
+    const treeChars = row?.tree.length ?? 0;
     const root = parsedQuery(readRoot(row?.tree, treeLimit));
     const statement = (root.statements as TreeValue[])[0] as TreeValue;
     // The top level's items alone hold at most the whole tree; nested ones once more.
-    const unnamed = unnamedItems(statement, 2 * (row?.tree.length ?? 0));
+    const unnamed = unnamedItems(statement, 2 * treeChars);
     const references = checkStatement(statement);
-    return new SqlCheck(root, references, unnamed, treeLimit);
+    const itemChars = unnamed.reduce((sum, item) => sum + item.tree.length, 0);
+    const work = { sqlBytes, parse: estimate.cost, treeChars, itemChars, rewrittenTreeChars: 0 };
+    return new SqlCheck(root, references, unnamed, treeLimit, work);
   }
 
   /** The tables the SQL names (not its CTEs), in the order it names them. */
@@ -92,6 +113,7 @@ export class SqlCheck {
     const statement = (this.root.statements as TreeValue[])[0] as TreeValue;
     keepConstantTypes(statement);
     const rewritten = await writeQuery(session, this.root, this.treeLimit);
+    this.work.rewrittenTreeChars = rewritten.treeChars;
     verify(rewritten.tree, allowed);
     return rewritten.sql;
   }
@@ -164,7 +186,7 @@ async function writeQuery(
   session: Session,
   root: TreeObject,
   treeLimit: number,
-): Promise<{ sql: string; tree: TreeObject }> {
+): Promise<{ sql: string; tree: TreeObject; treeChars: number }> {
   let row: { sql: string; tree: string } | undefined;
   try {
     [row] = await session.all<{ sql: string; tree: string }>(WRITE_AND_PARSE, [writeTree(root)]);
@@ -175,7 +197,7 @@ async function writeQuery(
     );
   }
   if (!row) throw new SqlRefusal('the sandbox could not write this query back as SQL', undefined);
-  return { sql: row.sql, tree: readRoot(row.tree, treeLimit) };
+  return { sql: row.sql, tree: readRoot(row.tree, treeLimit), treeChars: row.tree.length };
 }
 
 /**

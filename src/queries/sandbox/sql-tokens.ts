@@ -9,7 +9,7 @@
  * `E'…'` with backslash escapes, `$tag$…$tag$`), quoted identifiers (`"…"` with `""`) and
  * comments (`-- …` to the end of the line, `/* … *\/` nested), so that an `and` inside any of
  * them is not counted. Measured on DuckDB 1.5.6: block comments nest; `1=1and 1=1` reads `and`
- * as a keyword after the number; `OR$$a$$` is `OR` and a dollar-quoted string.
+ * as a keyword after the number; `OR$$a$$` is one identifier (`$` continues a word).
  */
 
 export type TokenKind =
