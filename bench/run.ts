@@ -3,6 +3,7 @@ import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
 import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
+import { runSandboxLoadBenchmark } from './sandbox-load.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runUploadBenchmark } from './upload.js';
@@ -25,7 +26,10 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   },
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
-  sandbox: () => runSandboxBenchmark(),
+  sandbox: async () => [
+    ...(await runSandboxBenchmark()),
+    ...(await runSandboxLoadBenchmark((line) => process.stderr.write(`sandbox: ${line}\n`))),
+  ],
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),

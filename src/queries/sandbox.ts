@@ -43,10 +43,10 @@ export interface SandboxedSql {
 }
 
 /**
- * Bounds the cost of one check. The tree is about 35 times the SQL's size, and DuckDB's
- * parser is worse than linear on long AND/OR chains: at this size the worst SQL measured (one
- * WHERE of 7,000 ANDed terms) takes a few hundred milliseconds, most of it in DuckDB's threads
- * rather than on the event loop (docs/library-notes.md). Longer SQL is refused before parsing.
+ * Bounds the cost of one check, with the shapes DuckDB parses in more than linear work refused
+ * before parsing (sandbox/parse-cost.ts): the tree is 15–200 times the SQL's size, and a check
+ * of this much SQL takes 0.1–1.5 s of a worker thread (docs/library-notes.md). Longer SQL is
+ * refused before anything else.
  */
 export const MAX_SQL_BYTES = 64 * 1024;
 
