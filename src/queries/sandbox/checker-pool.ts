@@ -117,9 +117,10 @@ export class SqlChecker {
   }
 
   /**
-   * Fails what waits and lets every worker finish its check, close its DuckDB and end, for at
-   * most `graceMs`; a worker still busy then is left to end by itself (stopping it could abort
-   * the process, see above) and keeps the process no longer alive.
+   * Fails what waits, and asks every worker to close its DuckDB (which interrupts a check at its
+   * next step: a 503) and end, waiting at most `graceMs`; a worker still busy then is left to
+   * end by itself (stopping it could abort the process, see above) and no longer keeps the
+   * process alive.
    */
   async close(graceMs = 5_000): Promise<void> {
     this.closed = true;
