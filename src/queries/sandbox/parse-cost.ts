@@ -60,7 +60,7 @@ export function parseCost(sql: string): { cost: ParseCost; refusal?: CostRefusal
     copiedTokens: copies.tokens,
     groupingIndexes: grouping.indexes,
   };
-  const refusal = conjunctions.refusal ?? copies.refusal ?? grouping.refusal ?? undefined;
+  const refusal = conjunctions.refusal ?? copies.refusal ?? grouping.refusal;
   return refusal ? { cost, refusal } : { cost };
 }
 
@@ -303,7 +303,8 @@ function groupingIndexes(tokens: readonly Token[], shape: Shape): { indexes: num
       columns += grouping.columns;
     }
     indexes += sets * columns;
-    if (indexes > PARSE_BUDGET.groupingIndexes) {
+    // Not `>`: too many sets (2 ** 1024) times no columns is NaN.
+    if (!(indexes <= PARSE_BUDGET.groupingIndexes)) {
       return {
         indexes,
         refusal: {
