@@ -21,6 +21,8 @@ const CLIENTS = 8;
 const HEALTH_EVERY_MS = 10;
 const TABLES_EVERY_MS = 100;
 const TEXT_BYTES = 64 * 1024;
+/** SANDBOX_WORKERS of each run, e.g. `BENCH_SANDBOX_WORKERS=1`. */
+const WORKER_COUNTS = (process.env.BENCH_SANDBOX_WORKERS ?? '1,2').split(',').map(Number);
 
 const keyOf = (client: number) => `bench-sandbox-key-${String(client).padStart(4, '0')}`;
 
@@ -88,7 +90,7 @@ async function client(base: string, key: string, offset: number, until: () => bo
 
 export async function runSandboxLoadBenchmark(log: (line: string) => void): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
-  for (const workers of [1, 2]) rows.push(...(await underLoad(workers, log)));
+  for (const workers of WORKER_COUNTS) rows.push(...(await underLoad(workers, log)));
   return rows;
 }
 
