@@ -184,7 +184,7 @@ async function underLoad(workers: number, log: (line: string) => void): Promise<
         case: `event loop delay p99 (max), ${name}`,
         value: delay.p99,
         unit: 'ms',
-        note: `max ${delay.max.toFixed(0)} ms: what the event loop itself held up; the rest of /health's time is waiting for a core`,
+        note: `max ${delay.max.toFixed(0)} ms (prom-client's monitorEventLoopDelay: how late a timer fired, whether JavaScript held the loop or its thread waited for a core)`,
       },
       {
         benchmark: 'sandbox (load)',
