@@ -178,9 +178,10 @@ function memoryLimit(raw: string | undefined): string | undefined {
 }
 
 /**
- * One worker thread checks users' SQL unless set: on the 2-core machines this runs on, a
- * second one made the event loop slower under a flood of large checks and no check faster
- * (bench/sandbox-load.ts, BENCHMARKS.md).
+ * One worker thread checks users' SQL unless set: on the 2-core machine this runs on, under 8
+ * clients sending 64 KiB texts, a second one answered as many checks (median 3.7/s both) and
+ * made /health's p99 worse (median 97 ms against 55 over 9 paired runs at load 6–14;
+ * bench/sandbox-load.ts, BENCHMARKS.md).
  */
 const DEFAULT_SANDBOX_WORKERS = 1;
 

@@ -69,6 +69,21 @@ describe('the real worker', () => {
     expect((after.main - before.main) / (after.all - before.all)).toBeLessThan(0.1);
   });
 
+  it('runs below the event loop’s priority: its thread at nice 10', async () => {
+    const niceThreads = () =>
+      fs
+        .readdirSync('/proc/self/task')
+        .filter(
+          (thread) =>
+            fs.readFileSync(`/proc/self/task/${thread}/stat`, 'utf8').split(') ')[1]?.split(' ')[16] === '10',
+        );
+    const before = niceThreads();
+    await checker().check('SELECT 1', noTables);
+    const added = niceThreads().filter((thread) => !before.includes(thread));
+    expect(added).toHaveLength(1);
+    expect(added[0]).not.toBe(String(process.pid));
+  });
+
   it('refuses checks past the queue’s bound at once, and checks the others', async () => {
     const pool = checker({ maxWaiting: 2 });
     const answers = await Promise.all(
