@@ -179,9 +179,9 @@ function memoryLimit(raw: string | undefined): string | undefined {
 
 /**
  * One worker thread checks users' SQL unless set: on the 2-core machine this runs on, under 8
- * clients sending 64 KiB texts, a second one answered as many checks (median 3.7/s both) and
- * made /health's p99 worse (median 97 ms against 55 over 9 paired runs at load 6–14;
- * bench/sandbox-load.ts, BENCHMARKS.md).
+ * clients sending 64 KiB texts, a second one answered about as many checks (median 3.9/s
+ * against 3.8/s) and made /health's p99 worse (median 98 ms against 53, 10 paired runs at load
+ * 6–14; bench/sandbox-load.ts, BENCHMARKS.md).
  */
 const DEFAULT_SANDBOX_WORKERS = 1;
 
