@@ -4,6 +4,7 @@ import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
 import { runPgwireBenchmark } from './pgwire.js';
 import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
+import { runSandboxLoadBenchmark } from './sandbox-load.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runTeamDayBenchmark } from './team-day.js';
@@ -27,7 +28,10 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   },
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
-  sandbox: () => runSandboxBenchmark(),
+  sandbox: async () => [
+    ...(await runSandboxBenchmark()),
+    ...(await runSandboxLoadBenchmark((line) => process.stderr.write(`sandbox: ${line}\n`))),
+  ],
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),

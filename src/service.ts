@@ -16,6 +16,7 @@ import { PgCatalog } from './pgwire/catalog-queries.js';
 import { type PgListener, startPgListener } from './pgwire/listener.js';
 import { Queries } from './queries/queries.js';
 import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
+import { SqlChecker } from './queries/sandbox/checker-pool.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
@@ -74,6 +75,8 @@ export interface RunningService {
   /** The operator's query files, as configured. */
   queryFiles: QueryFile[];
   queries: Queries;
+  /** The sandbox's checker of users' SQL (worker threads, started on first use or by `warm`). */
+  sqlChecker: SqlChecker;
   server: http.Server;
   /** The Postgres wire protocol's listener; undefined when PG_PORT is off. */
   pg: PgListener | undefined;
@@ -177,7 +180,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   );
   await executions.open();
-  const queries = new Queries(database, executions, queryFiles);
+  const sqlChecker = new SqlChecker({
+    workers: config.sandboxWorkers,
+    maxWaiting: config.sandboxQueueLimit,
+    maxWaitMs: config.sandboxWaitSeconds * 1000,
+    logger,
+  });
+  const queries = new Queries(database, executions, queryFiles, sqlChecker);
   const metrics = new ServiceMetrics({ processMetrics: true });
   const fileIds = new Set(queryFiles.map((q) => q.id));
   // Users' queries are counted together: one series per query would grow without bound.
@@ -232,6 +241,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       resolve();
     });
   }).catch(async (error) => {
+    await sqlChecker.close();
     await database.close();
     throw error;
   });
@@ -272,11 +282,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();
+      await sqlChecker.close();
       // No final checkpoint: its time is not bounded (DuckDB's checkpoint of a 10,000-column
       // table's 0.5 MB of WAL took 22.8 s), and the next start replays the WAL instead.
       await database.close(WRITE_GRACE_MS, 0);
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, server, pg, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, sqlChecker, server, pg, close };
 }

@@ -84,6 +84,17 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
     'SPILL_LIMIT',
     "DuckDB's temporary files at most (default: half the free space above the reserve)",
   ],
+  ['--sandbox-workers <n>', 'SANDBOX_WORKERS', "worker threads that check users' SQL"],
+  [
+    '--sandbox-queue-limit <n>',
+    'SANDBOX_QUEUE_LIMIT',
+    'SQL checks that may wait for a worker; more are refused (503)',
+  ],
+  [
+    '--sandbox-wait-seconds <n>',
+    'SANDBOX_WAIT_SECONDS',
+    'how long a SQL check may wait for a worker before it is refused (503)',
+  ],
   [
     '--duckdb-memory-limit <size>',
     'DUCKDB_MEMORY_LIMIT',

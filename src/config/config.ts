@@ -67,6 +67,12 @@ export interface Config {
   diskReserveBytes: number | undefined;
   /** DuckDB's max_temp_directory_size; undefined: decided at start from the free space. */
   spillLimitBytes: number | undefined;
+  /** Worker threads that check users' SQL (the sandbox). */
+  sandboxWorkers: number;
+  /** SQL checks that may wait for a worker; more are refused (503). */
+  sandboxQueueLimit: number;
+  /** How long a SQL check may wait for a worker before it is refused (503). */
+  sandboxWaitSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -235,6 +241,14 @@ function pgTls(env: Env, cwd: string): Config['pgTls'] {
   return { certFile: path.resolve(cwd, cert), keyFile: path.resolve(cwd, key) };
 }
 
+/**
+ * One worker thread checks users' SQL unless set: on the 2-core machine this runs on, under 8
+ * clients sending 64 KiB texts, a second one answered about as many checks (median 3.9/s
+ * against 3.8/s) and made /health's p99 worse (median 98 ms against 53, 10 paired runs at load
+ * 6–14; bench/sandbox-load.ts, BENCHMARKS.md).
+ */
+const DEFAULT_SANDBOX_WORKERS = 1;
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
@@ -267,6 +281,9 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     pgMaxConnections: integer(env, 'PG_MAX_CONNECTIONS', 100, 1, 100_000),
     pgTls: pgTls(env, cwd),
     ...storageLimits(env),
+    sandboxWorkers: integer(env, 'SANDBOX_WORKERS', DEFAULT_SANDBOX_WORKERS, 1, 16),
+    sandboxQueueLimit: integer(env, 'SANDBOX_QUEUE_LIMIT', 64, 1, 10_000),
+    sandboxWaitSeconds: integer(env, 'SANDBOX_WAIT_SECONDS', 10, 1, 3_600),
   };
 }
 

@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.js';
-import type { Session } from '../storage/database.js';
+import { reusable, type Session } from '../storage/database.js';
 import { placeholders, type QueryParameter, substitute } from './parameters.js';
-import { MAX_SQL_BYTES, parseTreeText } from './sandbox.js';
+import { MAX_SQL_BYTES } from './sandbox.js';
 
 /**
  * Backslashes in text and enum values (DESIGN §10). Doubling `'` keeps a value inside a plain
@@ -20,6 +20,14 @@ import { MAX_SQL_BYTES, parseTreeText } from './sandbox.js';
  */
 
 const STAND_IN = '_';
+
+const PARSE = reusable('SELECT json_serialize_sql(?::VARCHAR) AS tree');
+
+/** DuckDB's parse tree of `sql`, as the JSON text it writes. */
+async function parseTreeText(session: Session, sql: string): Promise<string> {
+  const [row] = await session.all<{ tree: string }>(PARSE, [sql]);
+  return row?.tree ?? 'null';
+}
 
 /** A 400 naming the first parameter whose backslashes DuckDB would not read as text. */
 export async function assertBackslashesLiteral(

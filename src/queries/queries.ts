@@ -38,6 +38,7 @@ import type {
   UpdateQueryRequest,
 } from './query-request.js';
 import { QueryStore } from './query-store.js';
+import type { SqlChecker } from './sandbox/checker-pool.js';
 import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
 import { tableResolver } from './table-resolver.js';
 import type { CheckOptions } from './tree-checker.js';
@@ -59,6 +60,8 @@ export class Queries {
     private readonly database: Database,
     private readonly executions: Executions,
     files: readonly QueryFile[],
+    /** The sandbox's checker, on worker threads of its own. */
+    private readonly checker: SqlChecker,
   ) {
     this.store = new QueryStore(database);
     this.files = new Map(files.map((file) => [file.id, queryFromFile(file)]));
@@ -244,11 +247,9 @@ export class Queries {
     where: string,
     namespace: string,
   ): Promise<SandboxedSql> {
-    return this.database.read(async (session) => {
-      await assertBackslashesLiteral(session, query.sql, query.parameters, values, where);
-      const sql = substitute(query.sql, query.parameters, values);
-      return sandboxSql(session, sql, this.readableTables(session, account, namespace));
-    });
+    return this.database
+      .read((session) => assertBackslashesLiteral(session, query.sql, query.parameters, values, where))
+      .then(() => this.sandbox(account, substitute(query.sql, query.parameters, values), namespace));
   }
 
   /**
@@ -264,6 +265,10 @@ export class Queries {
    * Users' SQL through the sandbox, with `account`'s visibility. An unqualified table name
    * is in `namespace`: the saved query's owner's, so that a query means the same tables
    * whoever runs it; the caller's own for ad-hoc SQL.
+   *
+   * The check runs on the checker's threads; only each table name it finds is looked up
+   * here, on a connection of its own (`dedicated` never waits for one), so a check never
+   * waits behind results reads holding the shared readers.
    */
   private sandbox(
     account: Account,
@@ -271,8 +276,11 @@ export class Queries {
     namespace = account.handle,
     options: CheckOptions = {},
   ): Promise<SandboxedSql> {
-    return this.database.read((session) =>
-      sandboxSql(session, sql, this.readableTables(session, account, namespace), options),
+    return sandboxSql(
+      this.checker,
+      sql,
+      (name) => this.database.dedicated((session) => this.readableTables(session, account, namespace)(name)),
+      options,
     );
   }
 

@@ -50,7 +50,8 @@ import {
 
 /**
  * A refusal, with where in the SQL it applies: a byte offset into its UTF-8 (the tree's
- * `query_location`), or a count of code points (the position of DuckDB's parser errors).
+ * `query_location`), a count of code points (the position of DuckDB's parser errors), or a
+ * JavaScript string index (the sandbox's estimate of the parse's cost, parse-cost.ts).
  */
 export class SqlRefusal extends Error {
   override name = 'SqlRefusal';
@@ -58,7 +59,7 @@ export class SqlRefusal extends Error {
   constructor(
     message: string,
     readonly location: number | undefined,
-    readonly unit: 'byte' | 'code point' = 'byte',
+    readonly unit: 'byte' | 'code point' | 'index' = 'byte',
     readonly kind: RefusalKind = 'refused',
   ) {
     super(message);

@@ -128,6 +128,9 @@ describe('loadConfig takes', () => {
       maxExecutionsPerKey: 1000,
       diskReserveBytes: undefined,
       spillLimitBytes: undefined,
+      sandboxWorkers: 1,
+      sandboxQueueLimit: 64,
+      sandboxWaitSeconds: 10,
     });
     expect(duckdbSettings(config)).toEqual({});
     // Spills get half of what the disk has free above the reserve.
@@ -168,6 +171,9 @@ describe('loadConfig takes', () => {
         MAX_EXECUTIONS_PER_KEY: '10',
         DISK_RESERVE: '500MB',
         SPILL_LIMIT: '4096',
+        SANDBOX_WORKERS: '2',
+        SANDBOX_QUEUE_LIMIT: '5',
+        SANDBOX_WAIT_SECONDS: '3',
       },
       '/srv/app',
     );
@@ -207,6 +213,9 @@ describe('loadConfig takes', () => {
       maxExecutionsPerKey: 10,
       diskReserveBytes: 500_000_000,
       spillLimitBytes: 4096,
+      sandboxWorkers: 2,
+      sandboxQueueLimit: 5,
+      sandboxWaitSeconds: 3,
     });
     expect(duckdbSettings(config, 1e12)).toEqual({ memory_limit: '1GiB', max_temp_directory_size: '4096B' });
     expect(loadConfig({ PG_PORT: 'off' }).pgPort).toBeUndefined();
