@@ -214,7 +214,7 @@ export class Executions {
    * its lane's bound is refused with a 429, and nothing is recorded.
    */
   async submit(request: RunRequest): Promise<Execution> {
-    if (this.closed) throw new Error('the executions are closed');
+    if (this.closed) throw new DatabaseClosingError();
     const lane = this.lanes[request.lane];
     const key = laneKey(request);
     if (lane.isFull(key)) throw queueFull(lane.limits.queuedPerKey);
@@ -255,7 +255,7 @@ export class Executions {
    * refused with a 429.
    */
   async inUsersLane<T>(owner: string, work: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('the executions are closed');
+    if (this.closed) throw new DatabaseClosingError();
     const lane = this.lanes.users;
     if (lane.isFull(owner)) throw queueFull(lane.limits.queuedPerKey);
     const id = `door-${++this.borrowings}`;

@@ -159,5 +159,9 @@ describe("other doors' statements (the Postgres wire)", () => {
     const waiting = s.executions.inUsersLane('alice', async () => 'ran').catch((e: unknown) => String(e));
     s.executions.close();
     expect(await waiting).toMatch(/shutting down/);
+    // A run asked for after that (a check that ends during shutdown) is told the same: a 503.
+    await expect(
+      s.executions.submit({ queryId: 0, sql: 'SELECT 1', owner: 'bob', lane: 'users' }),
+    ).rejects.toThrow(/shutting down/);
   });
 });
