@@ -10,6 +10,8 @@ import { rateLimit } from './rate-limit.js';
 import { mountLabel } from './request-metrics.js';
 import { observeRequests, requestObserver } from './request-observer.js';
 import { accountRoutes } from './routes/account.js';
+import { datasetRoutes } from './routes/datasets.js';
+import { executionHistoryRoutes } from './routes/execution-history.js';
 import { executionRoutes } from './routes/executions.js';
 import { parquetResultRoutes } from './routes/parquet-results.js';
 import { queryRoutes } from './routes/queries.js';
@@ -49,6 +51,8 @@ export function createApp(deps: AppDeps): RequestListener {
   queryRoutes(api, deps);
   accountRoutes(api, deps);
   tableRoutes(api, deps);
+  datasetRoutes(api, deps);
+  executionHistoryRoutes(api, deps);
   app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
   app.use('/settings', mountLabel('/settings'), settingsPage());
   app.use(workspacePage());

@@ -166,6 +166,7 @@ export class Queries {
       owner: account.handle,
       lane: 'users',
       readsPrivate: sandboxed.readsPrivate,
+      text: request.sql,
     });
   }
 
