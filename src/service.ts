@@ -20,6 +20,8 @@ import { Database } from './storage/database.js';
 import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
+import { MaterializedViews } from './transform/materialized-views.js';
+import { type Clock, SYSTEM_CLOCK, ViewScheduler } from './transform/view-scheduler.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
 import { keepWorkerThreadsLower } from './workload/thread-priority.js';
 
@@ -70,8 +72,17 @@ export interface RunningService {
   /** The operator's query files, as configured. */
   queryFiles: QueryFile[];
   queries: Queries;
+  views: MaterializedViews;
   server: http.Server;
   close(): Promise<void>;
+}
+
+/** What tests may give a service besides its configuration. */
+export interface ServiceHooks {
+  /** The time materialized views' schedules read (default: the system's). */
+  clock?: Clock;
+  /** How often the views' scheduler looks at the clock (default: every second). */
+  scheduleTickMs?: number;
 }
 
 /** Statements that may run at once: every lane's slots, the readers, the writer. */
@@ -107,7 +118,11 @@ function boundUrl(server: http.Server, host: string): string {
   return `http://${shown}:${address.port}`;
 }
 
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  logger: Logger,
+  hooks: ServiceHooks = {},
+): Promise<RunningService> {
   const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
@@ -172,6 +187,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   );
   await executions.open();
   const queries = new Queries(database, executions, queryFiles);
+  const views = new MaterializedViews(database, executions, queries, logger, {
+    accountFor: (handle) => keys.accountFor(handle),
+  });
+  await views.open();
+  const clock = hooks.clock ?? SYSTEM_CLOCK;
+  const viewScheduler = new ViewScheduler(views, logger, clock, hooks.scheduleTickMs);
   const metrics = new ServiceMetrics({ processMetrics: true });
   const fileIds = new Set(queryFiles.map((q) => q.id));
   // Users' queries are counted together: one series per query would grow without bound.
@@ -205,7 +226,19 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
-  const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });
+  const app = createApp({
+    config,
+    database,
+    keys,
+    logger,
+    executions,
+    queries,
+    results,
+    metrics,
+    baseUrl,
+    views,
+    clock,
+  });
   const server = http.createServer(app);
   answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -231,6 +264,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   url = boundUrl(server, config.host);
   scheduler.start();
+  viewScheduler.start();
   const stopLowering = keepWorkerThreadsLower();
 
   let closing: Promise<void> | undefined;
@@ -238,6 +272,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     closing ??= (async () => {
       stopLowering();
       scheduler.stop();
+      viewScheduler.stop();
       executions.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -252,5 +287,5 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
+  return { url, localKey, database, keys, executions, queryFiles, queries, views, server, close };
 }

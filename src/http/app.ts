@@ -13,6 +13,7 @@ import { accountRoutes } from './routes/account.js';
 import { datasetRoutes } from './routes/datasets.js';
 import { executionHistoryRoutes } from './routes/execution-history.js';
 import { executionRoutes } from './routes/executions.js';
+import { materializedViewRoutes } from './routes/materialized-views.js';
 import { parquetResultRoutes } from './routes/parquet-results.js';
 import { queryRoutes } from './routes/queries.js';
 import { metricsAnswerer, resultRoutes } from './routes/results.js';
@@ -53,6 +54,7 @@ export function createApp(deps: AppDeps): RequestListener {
   tableRoutes(api, deps);
   datasetRoutes(api, deps);
   executionHistoryRoutes(api, deps);
+  materializedViewRoutes(api, deps);
   app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
   app.use('/settings', mountLabel('/settings'), settingsPage());
   app.use(workspacePage());

@@ -52,6 +52,7 @@ const QUERY_RESULT_TABLE = /^query_(\d{1,15})$/i;
 export class Queries {
   readonly store: QueryStore;
   private readonly files: Map<number, Query>;
+  private readonly madePrivate: ((query: Query) => Promise<void>)[] = [];
 
   constructor(
     private readonly database: Database,
@@ -122,7 +123,15 @@ export class Queries {
   async setPrivate(account: Account, id: number, isPrivate: boolean): Promise<Query> {
     await this.changeable(account, id);
     if (isPrivate && account.plan !== 'premium') throw forbidden('private queries need a premium key');
-    return this.store.update(id, () => ({ isPrivate }));
+    const query = await this.store.update(id, () => ({ isPrivate }));
+    // What keeps a copy of its results (materialized views) follows its privacy.
+    if (isPrivate) for (const listener of this.madePrivate) await listener(query);
+    return query;
+  }
+
+  /** Called with each query made private, after it is recorded. */
+  onMadePrivate(listener: (query: Query) => Promise<void>): void {
+    this.madePrivate.push(listener);
   }
 
   listOwn(account: Account, limit: number, offset: number) {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/log.js';
-import { type RunningService, startService } from '../../src/service.js';
+import { type RunningService, type ServiceHooks, startService } from '../../src/service.js';
 
 /** Keys every test service accepts (API_KEYS), one account of each kind. */
 export const KEYS = {
@@ -34,6 +34,7 @@ export function tempDir(prefix = 'svc-test-'): string {
 export async function startTestService(
   env: Record<string, string> = {},
   dataDir = tempDir(),
+  hooks: ServiceHooks = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
@@ -43,7 +44,7 @@ export async function startTestService(
     DEMO_DATA: 'off',
     ...env,
   });
-  const service = await startService(config, createLogger('silent'));
+  const service = await startService(config, createLogger('silent'), hooks);
   const request = (urlPath: string, init: RequestInit & { key?: string | null } = {}) => {
     const { key = KEYS.alice, headers, ...rest } = init;
     const merged = new Headers(headers);
