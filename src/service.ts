@@ -21,6 +21,7 @@ import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
 import { MaterializedViews } from './transform/materialized-views.js';
+import { Pipelines } from './transform/pipelines.js';
 import { type Clock, SYSTEM_CLOCK, ViewScheduler } from './transform/view-scheduler.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
 import { keepWorkerThreadsLower } from './workload/thread-priority.js';
@@ -191,6 +192,8 @@ export async function startService(
     accountFor: (handle) => keys.accountFor(handle),
   });
   await views.open();
+  const pipelines = new Pipelines(database, executions, queries, views, logger);
+  await pipelines.open();
   const clock = hooks.clock ?? SYSTEM_CLOCK;
   const viewScheduler = new ViewScheduler(views, logger, clock, hooks.scheduleTickMs);
   const metrics = new ServiceMetrics({ processMetrics: true });
@@ -237,6 +240,7 @@ export async function startService(
     metrics,
     baseUrl,
     views,
+    pipelines,
     clock,
   });
   const server = http.createServer(app);

@@ -15,6 +15,7 @@ import { executionHistoryRoutes } from './routes/execution-history.js';
 import { executionRoutes } from './routes/executions.js';
 import { materializedViewRoutes } from './routes/materialized-views.js';
 import { parquetResultRoutes } from './routes/parquet-results.js';
+import { pipelineRoutes } from './routes/pipelines.js';
 import { queryRoutes } from './routes/queries.js';
 import { metricsAnswerer, resultRoutes } from './routes/results.js';
 import { tableRoutes } from './routes/tables.js';
@@ -55,6 +56,7 @@ export function createApp(deps: AppDeps): RequestListener {
   datasetRoutes(api, deps);
   executionHistoryRoutes(api, deps);
   materializedViewRoutes(api, deps);
+  pipelineRoutes(api, deps);
   app.use(['/v1', '/api/v1'], mountLabel('/v1'), api);
   app.use('/settings', mountLabel('/settings'), settingsPage());
   app.use(workspacePage());

@@ -49,6 +49,12 @@ import { tableResolver } from './table-resolver.js';
 /** `query_<id>` in users' SQL: the latest result of that query (as on the mirrored API). */
 const QUERY_RESULT_TABLE = /^query_(\d{1,15})$/i;
 
+/** What a query's SQL reads: a table (by its record) or another query's latest result. */
+export type TableRead = { queryId: number } | { namespace: string; tableName: string };
+
+/** Where `query_<id>` points while a pipeline is planned: it is never run (nor need it exist). */
+const PLANNED_RESULT = 'planned';
+
 export class Queries {
   readonly store: QueryStore;
   private readonly files: Map<number, Query>;
@@ -257,6 +263,44 @@ export class Queries {
     return this.database.read((session) =>
       sandboxSql(session, sql, this.readableTables(session, account, namespace)),
     );
+  }
+
+  /**
+   * The tables and `query_<id>` results a saved query's SQL reads, as DuckDB's parser finds them
+   * through the sandbox (for pipelines): with `account`'s visibility, unqualified names in the
+   * query's owner's namespace, and `query_<id>` counted whether or not that query has a result
+   * yet. An operator's file reads no users' tables: none. Throws the sandbox's 400s.
+   */
+  async tablesRead(
+    account: Account,
+    query: Query,
+    values: ReadonlyMap<string, unknown>,
+  ): Promise<TableRead[]> {
+    if (query.source === 'file') return [];
+    const sql = substitute(
+      query.sql,
+      query.parameters,
+      resolveValues(query.parameters, values, 'query_parameters'),
+    );
+    const reads: TableRead[] = [];
+    await this.database.read((session) => {
+      const tables = tableResolver(session, account);
+      return sandboxSql(session, sql, async (name) => {
+        const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
+        if (match) {
+          const id = Number(match[1]);
+          const target = await this.find(id, session);
+          if (!target || !canSeeQuery(account, target)) return undefined;
+          reads.push({ queryId: id });
+          return { qualifiedName: snapshotName(PLANNED_RESULT), isPrivate: false };
+        }
+        const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
+        const found = await tables({ schema: ref.namespace, table: ref.tableName });
+        if (found) reads.push(ref);
+        return found;
+      });
+    });
+    return reads;
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */

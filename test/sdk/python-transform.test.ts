@@ -69,3 +69,52 @@ print(json.dumps(out))
     });
   });
 });
+
+describe('dune-client (Python): pipelines', () => {
+  it('execute_query_pipeline and get_pipeline_status, with a failing node', async () => {
+    const out = await runPython<Record<string, unknown>>(
+      service,
+      `
+import time
+out = {}
+base = bob.create_query("base", "SELECT day, price FROM dataset_prices").base.query_id
+bob._post(route="/materialized-views", params={"name": "result_base", "query_id": base})
+while bob._get(route="/materialized-views/result_base")["last_refreshed_at"] is None:
+    time.sleep(POLL)  # the client has no call for views: its own GET and POST reach Dune's endpoints
+top = bob.create_query("top", "SELECT count(*) AS n FROM result_base").base.query_id
+def wait(pipeline_id):
+    for _ in range(1000):
+        status = bob.get_pipeline_status(pipeline_id)
+        if status.status in ("completed", "failed"):
+            return status
+        time.sleep(POLL)
+started = bob.execute_query_pipeline(top, performance="medium")
+status = wait(started.pipeline_execution_id)
+out["status"] = status.status
+out["nodes"] = [(n.id, n.query_execution_status.query_id, n.query_execution_status.status, n.query_execution_status.execution_id is not None) for n in status.node_executions]
+rows = bob.get_execution_results(status.node_executions[-1].query_execution_status.execution_id).get_rows()
+out["rows"] = rows
+bob.update_query(base, query_sql="SELECT 'x'::INTEGER AS day")
+failed = wait(bob.execute_query_pipeline(top).pipeline_execution_id)
+out["failed"] = [failed.status] + [(n.id, n.query_execution_status.status) for n in failed.node_executions]
+try:
+    alice.get_pipeline_status(started.pipeline_execution_id)
+    out["alice"] = "visible"
+except Exception as error:
+    out["alice"] = status_of(error)
+print(json.dumps(out))
+`,
+    );
+    const ids = out.nodes as [number, number, string, boolean][];
+    expect(out).toEqual({
+      status: 'completed',
+      nodes: [
+        [1, ids[0]?.[1], 'QUERY_STATE_COMPLETED', true],
+        [2, ids[1]?.[1], 'QUERY_STATE_COMPLETED', true],
+      ],
+      rows: [{ n: 1 }],
+      failed: ['failed', [1, 'QUERY_STATE_FAILED'], [2, 'QUERY_STATE_FAILED']],
+      alice: 404,
+    });
+  });
+});
