@@ -23,6 +23,9 @@ import { Database } from './storage/database.js';
 import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
+import { MaterializedViews } from './transform/materialized-views.js';
+import { Pipelines } from './transform/pipelines.js';
+import { type Clock, SYSTEM_CLOCK, ViewScheduler } from './transform/view-scheduler.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
 import { keepWorkerThreadsLower } from './workload/thread-priority.js';
 
@@ -77,10 +80,19 @@ export interface RunningService {
   queries: Queries;
   /** The sandbox's checker of users' SQL (worker threads, started on first use or by `warm`). */
   sqlChecker: SqlChecker;
+  views: MaterializedViews;
   server: http.Server;
   /** The Postgres wire protocol's listener; undefined when PG_PORT is off. */
   pg: PgListener | undefined;
   close(): Promise<void>;
+}
+
+/** What tests may give a service besides its configuration. */
+export interface ServiceHooks {
+  /** The time materialized views' schedules read (default: the system's). */
+  clock?: Clock;
+  /** How often the views' scheduler looks at the clock (default: every second). */
+  scheduleTickMs?: number;
 }
 
 /** Statements that may run at once: every lane's slots, the readers, the writer. */
@@ -116,7 +128,11 @@ function boundUrl(server: http.Server, host: string): string {
   return `http://${shown}:${address.port}`;
 }
 
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  logger: Logger,
+  hooks: ServiceHooks = {},
+): Promise<RunningService> {
   const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
@@ -187,6 +203,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   });
   const queries = new Queries(database, executions, queryFiles, sqlChecker);
+  const views = new MaterializedViews(database, executions, queries, logger, {
+    accountFor: (handle) => keys.accountFor(handle),
+  });
+  await views.open();
+  const pipelines = new Pipelines(database, executions, queries, views, logger);
+  await pipelines.open();
+  const clock = hooks.clock ?? SYSTEM_CLOCK;
+  const viewScheduler = new ViewScheduler(views, logger, clock, hooks.scheduleTickMs);
   const metrics = new ServiceMetrics({ processMetrics: true });
   const fileIds = new Set(queryFiles.map((q) => q.id));
   // Users' queries are counted together: one series per query would grow without bound.
@@ -220,7 +244,20 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
-  const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });
+  const app = createApp({
+    config,
+    database,
+    keys,
+    logger,
+    executions,
+    queries,
+    results,
+    metrics,
+    baseUrl,
+    views,
+    pipelines,
+    clock,
+  });
   const server = http.createServer(app);
   answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -261,6 +298,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     throw error;
   }
   scheduler.start();
+  viewScheduler.start();
   const stopLowering = keepWorkerThreadsLower();
 
   let closing: Promise<void> | undefined;
@@ -268,6 +306,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     closing ??= (async () => {
       stopLowering();
       scheduler.stop();
+      viewScheduler.stop();
       executions.close();
       // Its sessions let their DuckDB connections go before the database closes.
       const pgClosed = pg?.close() ?? Promise.resolve();
@@ -289,5 +328,18 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, sqlChecker, server, pg, close };
+  return {
+    url,
+    localKey,
+    database,
+    keys,
+    executions,
+    queryFiles,
+    queries,
+    sqlChecker,
+    views,
+    server,
+    pg,
+    close,
+  };
 }

@@ -173,6 +173,21 @@ export class Executions {
     return this.store.ofQuery(queryId);
   }
 
+  /** The executions `owner` ran, oldest first. */
+  ofOwner(owner: string): readonly Execution[] {
+    return this.store.ofOwner(owner);
+  }
+
+  /** Bytes of `owner`'s kept results, as RESULT_STORAGE_PER_KEY counts them (key-quotas.ts). */
+  resultBytesOf(owner: string): number {
+    return this.quotas.usedBy(owner);
+  }
+
+  /** The user's SQL of these finished ad-hoc executions (RunRequest.text), where it was kept. */
+  sqlTexts(ids: readonly string[]): Promise<Map<string, string>> {
+    return this.store.sqlTexts(ids);
+  }
+
   /**
    * The latest execution of the query that has a result (complete or partial). Asked on
    * every request for the metrics, so remembered until one of the query's executions changes.
@@ -228,6 +243,7 @@ export class Executions {
       submittedAt: new Date(),
     };
     this.store.remember(execution);
+    if (request.text !== undefined) this.store.holdText(execution.id, request.text);
     const timer = setTimeout(() => this.recordPending(execution.id), PENDING_RECORD_DELAY_MS);
     timer.unref();
     this.unrecorded.set(execution.id, timer);

@@ -14,6 +14,8 @@ export interface RunRequest {
   parameterSet?: string;
   /** Whether the SQL reads a private table. */
   readsPrivate?: boolean;
+  /** The SQL as its user wrote it (ad-hoc runs): kept with the final record for the execution history. */
+  text?: string;
 }
 
 /** What users' results may take of the disk (DESIGN §12). */

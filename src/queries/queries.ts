@@ -52,9 +52,16 @@ import type { CheckOptions } from './tree-checker.js';
 /** `query_<id>` in users' SQL: the latest result of that query (as on the mirrored API). */
 const QUERY_RESULT_TABLE = /^query_(\d{1,15})$/i;
 
+/** What a query's SQL reads: a table (by its record) or another query's latest result. */
+export type TableRead = { queryId: number } | { namespace: string; tableName: string };
+
+/** Where `query_<id>` points while a pipeline is planned: it is never run (nor need it exist). */
+const PLANNED_RESULT = 'planned';
+
 export class Queries {
   readonly store: QueryStore;
   private readonly files: Map<number, Query>;
+  private readonly madePrivate: ((query: Query) => Promise<void>)[] = [];
 
   constructor(
     private readonly database: Database,
@@ -127,7 +134,15 @@ export class Queries {
   async setPrivate(account: Account, id: number, isPrivate: boolean): Promise<Query> {
     await this.changeable(account, id);
     if (isPrivate && account.plan !== 'premium') throw forbidden('private queries need a premium key');
-    return this.store.update(id, () => ({ isPrivate }));
+    const query = await this.store.update(id, () => ({ isPrivate }));
+    // What keeps a copy of its results (materialized views) follows its privacy.
+    if (isPrivate) for (const listener of this.madePrivate) await listener(query);
+    return query;
+  }
+
+  /** Called with each query made private, after it is recorded. */
+  onMadePrivate(listener: (query: Query) => Promise<void>): void {
+    this.madePrivate.push(listener);
   }
 
   listOwn(account: Account, limit: number, offset: number) {
@@ -167,6 +182,7 @@ export class Queries {
       owner: account.handle,
       lane: 'users',
       readsPrivate: sandboxed.readsPrivate,
+      text: request.sql,
     });
   }
 
@@ -282,6 +298,44 @@ export class Queries {
       (name) => this.database.dedicated((session) => this.readableTables(session, account, namespace)(name)),
       options,
     );
+  }
+
+  /**
+   * The tables and `query_<id>` results a saved query's SQL reads, as DuckDB's parser finds them
+   * through the sandbox (for pipelines): with `account`'s visibility, unqualified names in the
+   * query's owner's namespace, and `query_<id>` counted whether or not that query has a result
+   * yet. An operator's file reads no users' tables: none. Throws the sandbox's 400s.
+   */
+  async tablesRead(
+    account: Account,
+    query: Query,
+    values: ReadonlyMap<string, unknown>,
+  ): Promise<TableRead[]> {
+    if (query.source === 'file') return [];
+    const sql = substitute(
+      query.sql,
+      query.parameters,
+      resolveValues(query.parameters, values, 'query_parameters'),
+    );
+    const reads: TableRead[] = [];
+    // Each name looked up on a connection of its own, as every check's (`sandbox`).
+    await sandboxSql(this.checker, sql, (name) =>
+      this.database.dedicated(async (session) => {
+        const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
+        if (match) {
+          const id = Number(match[1]);
+          const target = await this.find(id, session);
+          if (!target || !canSeeQuery(account, target)) return undefined;
+          reads.push({ queryId: id });
+          return { qualifiedName: snapshotName(PLANNED_RESULT), isPrivate: false };
+        }
+        const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
+        const found = await tableResolver(session, account)({ schema: ref.namespace, table: ref.tableName });
+        if (found) reads.push(ref);
+        return found;
+      }),
+    );
+    return reads;
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
