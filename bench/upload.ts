@@ -43,9 +43,12 @@ function completeUtf8(bytes: Buffer): number {
 }
 
 /** The JSON upload body, written around the CSV without holding it as one string. */
-function writeBody(csvFile: string, bodyFile: string): void {
+export function writeBody(csvFile: string, bodyFile: string, tableName = 'bench'): void {
   const out = fs.openSync(bodyFile, 'w');
-  fs.writeSync(out, '{"table_name":"bench","description":"upload benchmark","is_private":false,"data":"');
+  fs.writeSync(
+    out,
+    `{"table_name":${JSON.stringify(tableName)},"description":"upload benchmark","is_private":false,"data":"`,
+  );
   const input = fs.openSync(csvFile, 'r');
   const buffer = Buffer.alloc(1 << 20);
   let carry = Buffer.alloc(0);
