@@ -65,7 +65,7 @@ GROUP BY cu.loyalty_tier, cu.segment ORDER BY cu.loyalty_tier, cu.segment`,
 FROM dataset_sales s JOIN dataset_stores st ON st.store_id = s.store_id
 WHERE s.sold_at >= TIMESTAMP '2023-01-01 00:00:00' AND s.sold_at < TIMESTAMP '2024-01-01 00:00:00'
 GROUP BY st.store_code, st.name
-HAVING count(*) > 2000 AND sum(s.discount_amount) / sum(s.net_amount + s.discount_amount) > 0.09
+HAVING count(*) > 2700 AND sum(s.discount_amount) / sum(s.net_amount + s.discount_amount) > 0.046
 ORDER BY discount_rate DESC, st.store_code`,
   },
   {
@@ -178,7 +178,7 @@ GROUP BY cu.loyalty_tier, p.category ORDER BY cu.loyalty_tier, p.category`,
   {
     name: 'q21 best 5,000 customers of 2024 (5,000 rows)',
     sql: `SELECT cu.customer_code, cu.first_name || ' ' || cu.last_name AS name, cu.email,
-  sum(s.net_amount) AS spend, count(DISTINCT s.order_code) AS orders, max(s.sold_at) AS last_purchase
+  round(sum(s.net_amount), 2) AS spend, count(DISTINCT s.order_code) AS orders, max(s.sold_at) AS last_purchase
 FROM dataset_sales s JOIN dataset_customers cu ON cu.customer_id = s.customer_id
 WHERE s.date_key >= DATE '2024-01-01'
 GROUP BY cu.customer_code, cu.first_name, cu.last_name, cu.email
