@@ -113,7 +113,8 @@ async function uploadTable(base: string, table: StarTable, scratch: string): Pro
         is_private: false,
       }),
     });
-    if (created.status !== 201) throw new Error(`create ${table.name}: ${created.status} ${await created.text()}`);
+    if (created.status !== 201)
+      throw new Error(`create ${table.name}: ${created.status} ${await created.text()}`);
   }
   for (const [i, file] of table.files.entries()) {
     let answer: { status: number; body: string };
@@ -124,13 +125,10 @@ async function uploadTable(base: string, table: StarTable, scratch: string): Pro
       answer = await post(`${base}/api/v1/table/upload/csv`, body, 'application/json');
       fs.rmSync(body);
     } else {
-      answer = await post(
-        `${base}/api/v1/table/${NAMESPACE}/dataset_${table.name}/insert`,
-        file,
-        'text/csv',
-      );
+      answer = await post(`${base}/api/v1/table/${NAMESPACE}/dataset_${table.name}/insert`, file, 'text/csv');
     }
-    if (answer.status !== 200) throw new Error(`${table.name} part ${i + 1}: ${answer.status} ${answer.body}`);
+    if (answer.status !== 200)
+      throw new Error(`${table.name} part ${i + 1}: ${answer.status} ${answer.body}`);
   }
   return performance.now() - started;
 }
@@ -233,7 +231,12 @@ function call<T>(url: string, body?: string): Promise<T> {
 }
 
 /** execute → status every POLL_MS until finished → every page through next_uri. */
-export async function runOnService(base: string, pid: number, sql: string, pollMs = POLL_MS): Promise<ServiceRun> {
+export async function runOnService(
+  base: string,
+  pid: number,
+  sql: string,
+  pollMs = POLL_MS,
+): Promise<ServiceRun> {
   const cpuBefore = threadCpuSeconds(pid);
   const started = performance.now();
   const { execution_id: id } = await call<{ execution_id: string }>(
@@ -248,7 +251,8 @@ export async function runOnService(base: string, pid: number, sql: string, pollM
     await sleep(pollMs);
   }
   const seenAt = Date.now();
-  if (status.state !== 'QUERY_STATE_COMPLETED') throw new Error(`${status.state}: ${JSON.stringify(status.error)}`);
+  if (status.state !== 'QUERY_STATE_COMPLETED')
+    throw new Error(`${status.state}: ${JSON.stringify(status.error)}`);
   const pagesStarted = performance.now();
   const rows: unknown[][] = [];
   let url: string | undefined = `${base}/api/v1/execution/${id}/results?limit=${PAGE_ROWS}`;
@@ -277,7 +281,10 @@ export async function runOnService(base: string, pid: number, sql: string, pollM
 }
 
 /** The same SQL on DuckDB in this process, every row read; its CPU from this process's counters. */
-export async function runDirect(connection: DuckDBConnection, sql: string): Promise<{ ms: number; cpu: number; rows: unknown[][] }> {
+export async function runDirect(
+  connection: DuckDBConnection,
+  sql: string,
+): Promise<{ ms: number; cpu: number; rows: unknown[][] }> {
   const cpu = process.cpuUsage();
   const started = performance.now();
   const reader = await connection.runAndReadAll(sql);
@@ -372,7 +379,9 @@ async function prepare(dir: string, log: (line: string) => void): Promise<Prepar
   let types: Map<string, { name: string; type: string }[]>;
   try {
     for (const table of tables) {
-      log(`uploading ${table.name} (${table.rows.toLocaleString('en-US')} rows, ${table.files.length} files)`);
+      log(
+        `uploading ${table.name} (${table.rows.toLocaleString('en-US')} rows, ${table.files.length} files)`,
+      );
       uploads.set(table.name, await uploadTable(service.url, table, dir));
     }
     types = await storedTypes(service.url);
@@ -431,10 +440,9 @@ async function measure(
       const warmUp = round === 0;
       for (const [i, runs] of all.entries()) {
         const serviceFirst = (round + i) % 2 === 0;
-        let ours: ServiceRun | undefined;
         let theirs: Awaited<ReturnType<typeof runDirect>> | undefined;
         if (!serviceFirst) theirs = await runDirect(connection, runs.query.sql);
-        ours = await runOnService(service.url, pid, runs.query.sql);
+        const ours = await runOnService(service.url, pid, runs.query.sql);
         theirs ??= await runDirect(connection, runs.query.sql);
         runs.mismatch ??= difference(ours.rows, theirs.rows);
         if (warmUp) continue;
@@ -442,9 +450,13 @@ async function measure(
         runs.direct.push({ ms: theirs.ms, cpu: theirs.cpu });
       }
       const line = all
-        .map((r) => (warmUp ? '' : `${(r.service.at(-1)?.ms ?? 0).toFixed(0)}/${(r.direct.at(-1)?.ms ?? 0).toFixed(0)}`))
+        .map((r) =>
+          warmUp ? '' : `${(r.service.at(-1)?.ms ?? 0).toFixed(0)}/${(r.direct.at(-1)?.ms ?? 0).toFixed(0)}`,
+        )
         .join(' ');
-      log(`${warmUp ? 'warm-up round done' : `round ${round}: ${line}`} (load ${os.loadavg()[0]?.toFixed(2)})`);
+      log(
+        `${warmUp ? 'warm-up round done' : `round ${round}: ${line}`} (load ${os.loadavg()[0]?.toFixed(2)})`,
+      );
     }
     log(`service CPU in all: ${cpuSeconds(pid).toFixed(1)} s`);
   } finally {
@@ -455,7 +467,9 @@ async function measure(
   return all;
 }
 
-export async function runAnalyticsBenchmark(log: (line: string) => void = () => undefined): Promise<BenchRow[]> {
+export async function runAnalyticsBenchmark(
+  log: (line: string) => void = () => undefined,
+): Promise<BenchRow[]> {
   const kept = process.env.BENCH_ANALYTICS_DIR;
   const dir = kept ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-analytics-'));
   fs.mkdirSync(dir, { recursive: true });

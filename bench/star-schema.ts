@@ -33,7 +33,17 @@ const REGIONS: Record<string, string[]> = {
   LATAM: ['BR', 'AR', 'CL', 'CO'],
 };
 const COUNTRIES = Object.values(REGIONS).flat();
-const CITIES = ['North', 'South', 'Harbour', 'Central', 'Old Town', 'Airport', 'Riverside', 'Mall', 'Station'];
+const CITIES = [
+  'North',
+  'South',
+  'Harbour',
+  'Central',
+  'Old Town',
+  'Airport',
+  'Riverside',
+  'Mall',
+  'Station',
+];
 const CATEGORIES: Record<string, string[]> = {
   Electronics: ['Audio', 'Phones', 'Computers', 'Cameras', 'Accessories'],
   Home: ['Kitchen', 'Furniture', 'Lighting', 'Decor', 'Bedding'],
@@ -49,15 +59,117 @@ const CATEGORIES: Record<string, string[]> = {
   Automotive: ['Care', 'Parts', 'Electronics', 'Tyres'],
 };
 const CATEGORY_NAMES = Object.keys(CATEGORIES);
-const ADJECTIVES = ['Wireless', 'Compact', 'Premium', 'Classic', 'Ergonomic', 'Smart', 'Organic', 'Vintage', 'Portable', 'Deluxe', 'Eco', 'Pro'];
-const NOUNS = ['Speaker', 'Lamp', 'Chair', 'Kettle', 'Backpack', 'Mouse', 'Jacket', 'Puzzle', 'Bottle', 'Watch', 'Blender', 'Tent', 'Notebook', 'Brush'];
-const FIRST_NAMES = ['Anna', 'Bruno', 'Chloé', 'Dmitri', 'Elif', 'Farah', 'Giulia', 'Hiro', 'Ines', 'Jonas', 'Kwame', 'Lena', 'Mateo', 'Nadia', 'Omar', 'Priya', 'Quinn', 'Rosa', 'Sven', 'Tariq', 'Uma', 'Viktor', 'Wen', 'Yara', 'Zoe'];
-const LAST_NAMES = ['Müller', "O'Brien", 'Dubois', 'Rossi', 'García', 'Nowak', 'Smith', 'Tanaka', 'Kim', 'Silva', 'Okafor', 'Johansson', 'Novak', 'Haddad', 'Sato', 'Larsen', 'Costa', 'Weber'];
+const ADJECTIVES = [
+  'Wireless',
+  'Compact',
+  'Premium',
+  'Classic',
+  'Ergonomic',
+  'Smart',
+  'Organic',
+  'Vintage',
+  'Portable',
+  'Deluxe',
+  'Eco',
+  'Pro',
+];
+const NOUNS = [
+  'Speaker',
+  'Lamp',
+  'Chair',
+  'Kettle',
+  'Backpack',
+  'Mouse',
+  'Jacket',
+  'Puzzle',
+  'Bottle',
+  'Watch',
+  'Blender',
+  'Tent',
+  'Notebook',
+  'Brush',
+];
+const FIRST_NAMES = [
+  'Anna',
+  'Bruno',
+  'Chloé',
+  'Dmitri',
+  'Elif',
+  'Farah',
+  'Giulia',
+  'Hiro',
+  'Ines',
+  'Jonas',
+  'Kwame',
+  'Lena',
+  'Mateo',
+  'Nadia',
+  'Omar',
+  'Priya',
+  'Quinn',
+  'Rosa',
+  'Sven',
+  'Tariq',
+  'Uma',
+  'Viktor',
+  'Wen',
+  'Yara',
+  'Zoe',
+];
+const LAST_NAMES = [
+  'Müller',
+  "O'Brien",
+  'Dubois',
+  'Rossi',
+  'García',
+  'Nowak',
+  'Smith',
+  'Tanaka',
+  'Kim',
+  'Silva',
+  'Okafor',
+  'Johansson',
+  'Novak',
+  'Haddad',
+  'Sato',
+  'Larsen',
+  'Costa',
+  'Weber',
+];
 const SEGMENTS = ['consumer', 'corporate', 'small_business'];
 const TIERS = ['bronze', 'silver', 'gold', 'platinum'];
 const CHANNELS = ['store', 'store', 'store', 'web', 'web', 'mobile', 'phone'];
 const REASONS = ['DAMAGED', 'WRONG_ITEM', 'NOT_AS_DESCRIBED', 'CHANGED_MIND', 'LATE_DELIVERY'];
-const WORDS = ['box', 'arrived', 'broken', 'colour', 'smaller', 'than', 'expected', 'works', 'fine', 'but', 'the', 'strap', 'is', 'loose', 'customer', 'says', 'screen', 'scratched', 'no', 'manual', 'ordered', 'twice', 'by', 'mistake', 'gift', 'not', 'wanted', 'late'];
+const WORDS = [
+  'box',
+  'arrived',
+  'broken',
+  'colour',
+  'smaller',
+  'than',
+  'expected',
+  'works',
+  'fine',
+  'but',
+  'the',
+  'strap',
+  'is',
+  'loose',
+  'customer',
+  'says',
+  'screen',
+  'scratched',
+  'no',
+  'manual',
+  'ordered',
+  'twice',
+  'by',
+  'mistake',
+  'gift',
+  'not',
+  'wanted',
+  'late',
+];
 const SEASONS = ['SUMMER', 'WINTER', 'SPRING', 'AUTUMN', 'BLACKFRIDAY', 'WELCOME', 'LOYALTY'];
 
 export const STAR_SIZES = {
@@ -91,7 +203,8 @@ const day = (index: number) => new Date(FIRST_DAY + index * DAY_MS).toISOString(
 const timestamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 /** A CSV field, quoted when it must be (a comma, a quote or a line break), quotes doubled. */
 const field = (text: string) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
-const pick = <T>(random: () => number, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+const pick = <T>(random: () => number, items: readonly T[]): T =>
+  items[Math.floor(random() * items.length)] as T;
 
 /** Free text of 20–120 characters, sometimes with commas and quotes. */
 function comment(random: () => number): string {
@@ -155,7 +268,20 @@ function writeTable(
 }
 
 function calendar(dir: string, partBytes: number): StarTable {
-  const names = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+  const names = [
+    'January',
+    'February',
+    'March',
+    'April',
+    'May',
+    'June',
+    'July',
+    'August',
+    'September',
+    'October',
+    'November',
+    'December',
+  ];
   const weekdays = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
   return writeTable(
     dir,
@@ -331,7 +457,8 @@ export function writeStarSchema(dir: string, partBytes: number): StarTable[] {
   const sizes = JSON.stringify({ ...STAR_SIZES, partBytes, version: 2 });
   if (fs.existsSync(manifest)) {
     const kept = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { sizes: string; tables: StarTable[] };
-    if (kept.sizes === sizes && kept.tables.every((t) => t.files.every((f) => fs.existsSync(f)))) return kept.tables;
+    if (kept.sizes === sizes && kept.tables.every((t) => t.files.every((f) => fs.existsSync(f))))
+      return kept.tables;
   }
   fs.mkdirSync(dir, { recursive: true });
   const facts = sales(dir, partBytes);
