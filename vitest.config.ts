@@ -29,6 +29,7 @@ const PROGRAM_TESTS = [
   'test/sdk/python-client.test.ts',
   'test/queries/readme-examples.test.ts',
   'test/cli/serve.test.ts',
+  'test/cli/upload.test.ts',
 ];
 const PROCESS_TESTS = [...DEADLINE_TESTS, ...PROGRAM_TESTS];
 

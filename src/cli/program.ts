@@ -9,6 +9,7 @@ import { addKeysCommand } from './keys-command.js';
 import { type ProgramOutput, STANDARD_STREAMS } from './program-output.js';
 import { addRefreshCommand } from './refresh-command.js';
 import { addServeCommand } from './serve-command.js';
+import { addUploadCommand } from './upload-command.js';
 
 /**
  * The command line as a value: main.ts runs it for the process, tests run it in-process
@@ -40,6 +41,7 @@ export function buildProgram(output: ProgramOutput = STANDARD_STREAMS): Command 
   addKeysCommand(program, output);
   addDemoCommand(program, output);
   addRefreshCommand(program, output);
+  addUploadCommand(program, output);
   return program;
 }
 

@@ -44,7 +44,7 @@ async function serve(
   // `serve` is the default command, so a mistyped command name arrives here as an operand.
   if (command.args.length > 0) {
     throw new CliError(
-      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh; see --help)`,
+      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh, upload; see --help)`,
       EXIT.usage,
     );
   }

@@ -33,6 +33,19 @@ export async function lineAtByte(file: string, position: number): Promise<number
  * quoting): a blank line is no record, except in a one-column CSV, where it is a NULL row.
  */
 export async function lineOfCsvRecord(file: string, ordinal: number, fieldCount: number): Promise<number> {
+  const found = await recordsOfCsvPart(file, ordinal, fieldCount);
+  return found.line ?? found.lastLine;
+}
+
+/**
+ * The line of data record `ordinal` of a CSV file, or, when it holds fewer records, how many
+ * it holds (the caller looks in the next part of a body).
+ */
+export async function recordsOfCsvPart(
+  file: string,
+  ordinal: number,
+  fieldCount: number,
+): Promise<{ line: number | undefined; records: number; lastLine: number }> {
   let seen = -1; // The header is record 0.
   let found: number | undefined;
   const scanner = new CsvRecordScanner({
@@ -45,10 +58,14 @@ export async function lineOfCsvRecord(file: string, ordinal: number, fieldCount:
   });
   for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) {
     scanner.scan(chunk as Buffer);
-    if (found !== undefined) return found;
+    if (found !== undefined) return { line: found, records: seen, lastLine: found };
   }
   // The last record, when the body does not end with a line end.
-  return found ?? scanner.openRecordLine;
+  if (scanner.openRecordBytes > 0) {
+    seen++;
+    if (seen === ordinal) found = scanner.openRecordLine;
+  }
+  return { line: found, records: seen, lastLine: scanner.openRecordLine };
 }
 
 /**

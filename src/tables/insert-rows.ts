@@ -15,9 +15,11 @@ import {
   type InsertFormat,
   type InsertPlan,
   ndjsonPlan,
+  parquetPlan,
   planReader,
   stringList,
 } from './insert-plan.js';
+import { checkParquetFile, parquetColumns } from './parquet-body.js';
 import type { ReceivedBody } from './receive-body.js';
 import { assertCanWrite, findVisibleTable, fullName, type TableRef } from './table-access.js';
 import { recordRowsAdded } from './table-catalog.js';
@@ -74,7 +76,7 @@ async function readHeader(file: string, size: number): Promise<string[]> {
 function insertStatement(plan: InsertPlan, ref: TableRef): string {
   const target = `${qualifiedName(ref.namespace, ref.tableName)} (${plan.sources.map((s) => quoteIdentifier(s.column.name)).join(', ')})`;
   const values = plan.sources.map((s) => convertValue(s.column, s.text)).join(', ');
-  if (plan.format === 'csv') return `INSERT INTO ${target} SELECT ${values} FROM ${planReader(plan)}`;
+  if (plan.format !== 'ndjson') return `INSERT INTO ${target} SELECT ${values} FROM ${planReader(plan)}`;
   const pointers = stringList(plan.pointers);
   const names = stringList(plan.sources.map((s) => s.column.name));
   const wellFormed = `json_valid(${NDJSON_LINE}) AND json_type(${NDJSON_LINE}) = 'OBJECT'
@@ -92,14 +94,18 @@ function sameColumns(a: readonly DeclaredColumn[], b: readonly DeclaredColumn[])
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-export async function insertRows(
+/** What the body gives and how each value is read; a body that is empty or not its format is a 400. */
+export async function readPlan(
   database: Database,
-  account: Account,
-  ref: TableRef,
-  format: InsertFormat,
   received: ReceivedBody,
-): Promise<InsertOutcome> {
-  assertCanWrite(account, ref.namespace);
+  format: InsertFormat,
+  columns: readonly DeclaredColumn[],
+): Promise<InsertPlan> {
+  if (format === 'parquet') {
+    await checkParquetFile(received.file);
+    const body = await database.read((session) => parquetColumns(session, received.file));
+    return parquetPlan(received.file, body, columns);
+  }
   const size = await trimTrailingNewlines(received.file);
   if (size === 0) {
     throw badRequest(
@@ -108,11 +114,21 @@ export async function insertRows(
         : 'the body is empty: send one JSON object per line',
     );
   }
+  return format === 'csv'
+    ? csvPlan(received.file, received.lineEnd, await readHeader(received.file, size), columns)
+    : ndjsonPlan(received.file, columns);
+}
+
+export async function insertRows(
+  database: Database,
+  account: Account,
+  ref: TableRef,
+  format: InsertFormat,
+  received: ReceivedBody,
+): Promise<InsertOutcome> {
+  assertCanWrite(account, ref.namespace);
   const columns = await database.read((session) => insertableColumns(session, account, ref));
-  const plan =
-    format === 'csv'
-      ? csvPlan(received.file, received.lineEnd, await readHeader(received.file, size), columns)
-      : ndjsonPlan(received.file, columns);
+  const plan = await readPlan(database, received, format, columns);
   try {
     return await database.write(async (session) => {
       if (!sameColumns(await insertableColumns(session, account, ref), columns)) {

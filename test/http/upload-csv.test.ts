@@ -55,7 +55,17 @@ describe('POST /v1/table/upload/csv', () => {
       data: 'id,name\n1,one\n2,two\n',
     });
     expect(status).toBe(200);
-    expect(body).toEqual({ success: true, table_name: 'dataset_first' });
+    // Dune's fields first (what both official clients read), then what was stored.
+    expect(body).toEqual({
+      success: true,
+      table_name: 'dataset_first',
+      row_count: 2,
+      columns: [
+        { name: 'id', type: 'bigint' },
+        { name: 'name', type: 'varchar' },
+      ],
+      widened: [],
+    });
     const table = await stored('alice', 'dataset_first');
     expect(table?.rows).toEqual([
       { id: 1n, name: 'one' },
