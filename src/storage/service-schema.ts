@@ -50,6 +50,8 @@ const MIGRATIONS = [
   // Records are appended, one row per state an execution reaches: the highest revision wins.
   `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS revision INTEGER`,
   'CREATE SCHEMA IF NOT EXISTS _results',
+  // The key an upsert matches rows on, when declared at create: JSON ["col", …] (issue 24).
+  `ALTER TABLE ${SERVICE_SCHEMA}.tables ADD COLUMN IF NOT EXISTS key_columns VARCHAR`,
   // Users' saved queries (DESIGN §10). Ids come from a sequence, which DuckDB never rolls
   // back, so an id is never handed out twice; query files take the ids below the first.
   `CREATE SEQUENCE IF NOT EXISTS ${SERVICE_SCHEMA}.query_ids START ${FIRST_USER_QUERY_ID}`,

@@ -6,9 +6,8 @@ import { expectedValue, valueFits } from './column-values.js';
 import { csvField, NDJSON_LINE, ndjsonBlankLine, type Rejects } from './csv-dialect.js';
 import { describeCsvProblem, dropRejects, firstRejectedLine } from './csv-rejects.js';
 import { lineAtByte, lineOfCsvRecord } from './file-lines.js';
-import { type InsertPlan, planReader, stringList } from './insert-plan.js';
+import { type InsertPlan, planReader, stringList, type ValueSource } from './insert-plan.js';
 import { readingParquet, readParquet } from './parquet-body.js';
-import type { DeclaredColumn } from './table-schema.js';
 
 /**
  * Why an insert failed, found after the fact. The fast path converts every value in one
@@ -46,13 +45,11 @@ function shown(value: string): string {
   return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
 }
 
-function valueProblem(
-  plan: InsertPlan,
-  line: number,
-  column: DeclaredColumn,
-  value: string | null,
-): ApiError {
+function valueProblem(plan: InsertPlan, line: number, source: ValueSource, value: string | null): ApiError {
+  const { column } = source;
   const where = `${label(plan)} ${plan.format === 'parquet' ? 'row' : 'line'} ${line}, column "${column.name}" (${column.type})`;
+  if (value === null && source.key)
+    return badRequest(`${where} has no value, and it is a key column: every row needs its key`);
   if (value === null) return badRequest(`${where} has no value, and the column is not nullable`);
   return badRequest(`${where}: ${shown(value)} does not fit; expected ${expectedValue(column)}`);
 }
@@ -87,7 +84,7 @@ function firstFailing(plan: InsertPlan, row: FailingRow, line: number): ApiError
   const index = row.fits.findIndex((fits) => fits !== true);
   const source = plan.sources[index];
   if (!source) return undefined;
-  return valueProblem(plan, line, source.column, row.texts[index] ?? null);
+  return valueProblem(plan, line, source, row.texts[index] ?? null);
 }
 
 async function findCsvValue(session: Session, plan: InsertPlan): Promise<ApiError | undefined> {

@@ -16,6 +16,8 @@ export interface ValueSource {
   column: DeclaredColumn;
   /** SQL expression of the value's text, over the reader's row. */
   text: string;
+  /** A column an upsert matches rows on: it must have a value in every row. */
+  key?: boolean;
 }
 
 export interface InsertPlan {

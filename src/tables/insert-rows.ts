@@ -22,7 +22,7 @@ import {
 import { checkParquetFile, parquetColumns } from './parquet-body.js';
 import type { ReceivedBody } from './receive-body.js';
 import { assertCanWrite, findVisibleTable, fullName, type TableRef } from './table-access.js';
-import { recordRowsAdded } from './table-catalog.js';
+import { recordRowsAdded, type TableRecord } from './table-catalog.js';
 import type { DeclaredColumn } from './table-schema.js';
 
 /**
@@ -40,18 +40,28 @@ export interface InsertOutcome {
   rowsWritten: number;
 }
 
+/** A created table `account` may see, with its declared columns: what inserts and upserts write to. */
+export async function writableTable(
+  session: Session,
+  account: Account,
+  ref: TableRef,
+  operation = 'inserts append',
+): Promise<TableRecord & { declaredColumns: DeclaredColumn[] }> {
+  const table = await findVisibleTable(session, account, ref);
+  if (!table.declaredColumns) {
+    throw conflict(
+      `table ${fullName(ref)} was stored by a CSV upload, which replaces its data; ${operation} only to tables made with the create operation`,
+    );
+  }
+  return { ...table, declaredColumns: table.declaredColumns };
+}
+
 async function insertableColumns(
   session: Session,
   account: Account,
   ref: TableRef,
 ): Promise<DeclaredColumn[]> {
-  const table = await findVisibleTable(session, account, ref);
-  if (!table.declaredColumns) {
-    throw conflict(
-      `table ${fullName(ref)} was stored by a CSV upload, which replaces its data; inserts append only to tables made with the create operation`,
-    );
-  }
-  return table.declaredColumns;
+  return (await writableTable(session, account, ref)).declaredColumns;
 }
 
 /** Refuses early, before a large body is read, what the insert would refuse anyway. */
@@ -75,15 +85,31 @@ async function readHeader(file: string, size: number): Promise<string[]> {
 
 function insertStatement(plan: InsertPlan, ref: TableRef): string {
   const target = `${qualifiedName(ref.namespace, ref.tableName)} (${plan.sources.map((s) => quoteIdentifier(s.column.name)).join(', ')})`;
-  const values = plan.sources.map((s) => convertValue(s.column, s.text)).join(', ');
-  if (plan.format !== 'ndjson') return `INSERT INTO ${target} SELECT ${values} FROM ${planReader(plan)}`;
+  return `INSERT INTO ${target} ${convertedRows(plan)}`;
+}
+
+/**
+ * The body's rows converted to the table's types, one column per source named as the table's
+ * column; a value that does not fit raises (then `diagnoseInsert` says where).
+ */
+export function convertedRows(plan: InsertPlan): string {
+  const values = plan.sources
+    .map((s) => {
+      const value = convertValue(s.column, s.text);
+      const checked = s.key
+        ? `CASE WHEN ${s.text} IS NULL THEN ${raise('a key column has no value')} ELSE ${value} END`
+        : value;
+      return `${checked} AS ${quoteIdentifier(s.column.name)}`;
+    })
+    .join(', ');
+  if (plan.format !== 'ndjson') return `SELECT ${values} FROM ${planReader(plan)}`;
   const pointers = stringList(plan.pointers);
   const names = stringList(plan.sources.map((s) => s.column.name));
   const wellFormed = `json_valid(${NDJSON_LINE}) AND json_type(${NDJSON_LINE}) = 'OBJECT'
     AND list_has_all(${names}, json_keys(${NDJSON_LINE}))
     AND len(json_keys(${NDJSON_LINE})) = len(list_distinct(json_keys(${NDJSON_LINE})))
     AND NOT list_has_any(json_type(${NDJSON_LINE}, ${pointers}), ['OBJECT', 'ARRAY'])`;
-  return `INSERT INTO ${target} SELECT ${values} FROM (
+  return `SELECT ${values} FROM (
       SELECT json_extract_string(${NDJSON_LINE}, ${pointers}) AS ${plan.valuesName}
         FROM ${planReader(plan)}
        WHERE CASE WHEN ${ndjsonBlankLine} THEN false WHEN ${wellFormed} THEN true
@@ -119,6 +145,13 @@ export async function readPlan(
     : ndjsonPlan(received.file, columns);
 }
 
+/** A failed write of a body's rows, as the client's 400 when the body is at fault. */
+export async function bodyFailure(database: Database, plan: InsertPlan, error: unknown): Promise<unknown> {
+  if (error instanceof OutOfMemoryError) return outOfMemory(plan.fieldCount);
+  if (!(error instanceof StorageError)) return error;
+  return (await database.read((session) => diagnoseInsert(session, plan, error))) ?? error;
+}
+
 export async function insertRows(
   database: Database,
   account: Account,
@@ -140,8 +173,6 @@ export async function insertRows(
       return { rowsWritten: rows };
     });
   } catch (error) {
-    if (error instanceof OutOfMemoryError) throw outOfMemory(plan.fieldCount);
-    if (!(error instanceof StorageError)) throw error;
-    throw (await database.read((session) => diagnoseInsert(session, plan, error))) ?? error;
+    throw await bodyFailure(database, plan, error);
   }
 }

@@ -19,6 +19,8 @@ export interface TableRecord {
   sizeBytes: number;
   /** The schema a created table was declared with; undefined for uploads. */
   declaredColumns?: DeclaredColumn[];
+  /** The columns upserts match rows on, when declared at create. */
+  keyColumns?: string[];
 }
 
 export interface TableColumn {
@@ -41,6 +43,7 @@ interface TableRow {
   row_count: bigint;
   size_bytes: bigint;
   declared_columns: string | null;
+  key_columns: string | null;
 }
 
 function fromRow(row: TableRow): TableRecord {
@@ -56,6 +59,7 @@ function fromRow(row: TableRow): TableRecord {
     ...(row.declared_columns
       ? { declaredColumns: JSON.parse(row.declared_columns) as DeclaredColumn[] }
       : {}),
+    ...(row.key_columns ? { keyColumns: JSON.parse(row.key_columns) as string[] } : {}),
   };
 }
 
@@ -78,17 +82,22 @@ export async function saveTable(session: Session, record: Omit<TableRecord, 'cre
     record.namespace,
     record.tableName,
   ]);
-  await session.run(`INSERT INTO ${SERVICE_SCHEMA}.tables VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-    record.namespace,
-    record.tableName,
-    record.description,
-    record.isPrivate,
-    (existing?.createdAt ?? record.updatedAt).toISOString(),
-    record.updatedAt.toISOString(),
-    record.rowCount,
-    record.sizeBytes,
-    record.declaredColumns ? JSON.stringify(record.declaredColumns) : null,
-  ]);
+  await session.run(
+    `INSERT INTO ${SERVICE_SCHEMA}.tables (namespace, table_name, description, is_private, created_at, updated_at,
+       row_count, size_bytes, declared_columns, key_columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      record.namespace,
+      record.tableName,
+      record.description,
+      record.isPrivate,
+      (existing?.createdAt ?? record.updatedAt).toISOString(),
+      record.updatedAt.toISOString(),
+      record.rowCount,
+      record.sizeBytes,
+      record.declaredColumns ? JSON.stringify(record.declaredColumns) : null,
+      record.keyColumns ? JSON.stringify(record.keyColumns) : null,
+    ],
+  );
 }
 
 /** Counts of an append, in the transaction that appended. */
@@ -101,6 +110,19 @@ export async function recordRowsAdded(
     `UPDATE ${SERVICE_SCHEMA}.tables SET row_count = row_count + ?, size_bytes = size_bytes + ?, updated_at = ?
       WHERE namespace = ? AND table_name = ?`,
     [added.rows, added.bytes, added.at.toISOString(), table.namespace, table.tableName],
+  );
+}
+
+/** Counts after rows were replaced or deleted, in the transaction that changed them. */
+export async function recordRowsChanged(
+  session: Session,
+  table: { namespace: string; tableName: string },
+  changed: { rowCount: number; sizeBytes: number; at: Date },
+): Promise<void> {
+  await session.run(
+    `UPDATE ${SERVICE_SCHEMA}.tables SET row_count = ?, size_bytes = ?, updated_at = ?
+      WHERE namespace = ? AND table_name = ?`,
+    [changed.rowCount, changed.sizeBytes, changed.at.toISOString(), table.namespace, table.tableName],
   );
 }
 

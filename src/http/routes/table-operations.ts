@@ -4,7 +4,9 @@ import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
 import { clearTable } from '../../tables/clear-table.js';
 import { createTable, readCreateRequest } from '../../tables/create-table.js';
 import { deleteTable } from '../../tables/delete-table.js';
-import { checkInsertTarget, insertRows } from '../../tables/insert-rows.js';
+import { deleteRows, readDeleteRowsRequest } from '../../tables/delete-rows.js';
+import { checkInsertTarget, insertRows, writableTable } from '../../tables/insert-rows.js';
+import { upsertRows } from '../../tables/upsert-rows.js';
 import { receiveBody } from '../../tables/receive-body.js';
 import {
   assertCanWrite,
@@ -78,6 +80,38 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     }
   };
 
+  const upsert = async (req: Request, res: Response) => {
+    const account = accountOf(res);
+    const params = readQueryParams(req, ['key']);
+    const ref = pathRef(req);
+    assertCanWrite(account, ref.namespace);
+    const format = insertFormat(req.headers['content-type']);
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+    await deps.database.read((session) => writableTable(session, account, ref, 'upserts write'));
+    const received = await receiveBody(req, tmpDir, maxBytes, format);
+    try {
+      const outcome = await upsertRows(deps.database, account, ref, format, received, params.get('key'));
+      recordStoredBytes(res, received.bytes);
+      res.json({
+        rows_written: outcome.rowsWritten,
+        rows_replaced: outcome.rowsReplaced,
+        bytes_written: received.bytes,
+        name: fullName(ref),
+      });
+    } finally {
+      await discard(received.file);
+    }
+  };
+
+  const removeRows = async (req: Request, res: Response) => {
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    const filters = readDeleteRowsRequest(req.body);
+    const outcome = await deleteRows(deps.database, accountOf(res), ref, filters);
+    res.json({ rows_deleted: outcome.rowsDeleted });
+  };
+
   const clear = async (req: Request, res: Response) => {
     readQueryParams(req, []);
     const ref = pathRef(req);
@@ -118,5 +152,10 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
       .all(methodNotAllowed('GET', 'DELETE'));
     router.route(`${base}/:namespace/:table_name/insert`).post(auth, insert).all(methodNotAllowed('POST'));
     router.route(`${base}/:namespace/:table_name/clear`).post(auth, clear).all(methodNotAllowed('POST'));
+    router.route(`${base}/:namespace/:table_name/upsert`).post(auth, upsert).all(methodNotAllowed('POST'));
+    router
+      .route(`${base}/:namespace/:table_name/delete-rows`)
+      .post(auth, createChecks, parseJson, removeRows)
+      .all(methodNotAllowed('POST'));
   }
 }

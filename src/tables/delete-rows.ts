@@ -1,0 +1,81 @@
+import type { Account } from '../auth/account.js';
+import { badRequest } from '../errors.js';
+import { compileFilters, QueryLanguageError, type ResultColumn } from '../filter-language/index.js';
+import type { Database, Session, SqlValue } from '../storage/database.js';
+import { qualifiedName } from '../storage/sql.js';
+import { assertCanWrite, findVisibleTable, type TableRef } from './table-access.js';
+import { recordRowsChanged } from './table-catalog.js';
+
+/**
+ * The delete-rows operation (issue 24): removes the rows a `filters` condition selects, in the
+ * filter language of the results (README, "Filter and sort language"), checked against the
+ * table's own columns and types and compiled with every value bound; one DELETE in one write
+ * transaction, with the catalog's counts.
+ */
+
+export interface DeleteRowsOutcome {
+  rowsDeleted: number;
+}
+
+/** The body `{"filters": "..."}`, checked. */
+export function readDeleteRowsRequest(body: unknown): string {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('the body must be a JSON object: {"filters": "block_time < \'2024-01-01\'"}');
+  }
+  const fields = body as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((name) => name !== 'filters');
+  if (unknown.length > 0) throw badRequest(`unknown field "${unknown[0]}"; the body takes only "filters"`);
+  if (typeof fields.filters !== 'string') {
+    throw badRequest('field "filters" is required: a condition such as "trader = \'0xabc…\'"');
+  }
+  if (fields.filters.trim() === '') {
+    throw badRequest('field "filters" is empty; to remove every row use the clear operation');
+  }
+  return fields.filters;
+}
+
+/** The table's columns as the filter language takes them: names and DuckDB's type names. */
+export async function tableColumns(session: Session, ref: TableRef): Promise<ResultColumn[]> {
+  const rows = await session.all<{ column_name: string; data_type: string }>(
+    `SELECT column_name, data_type FROM duckdb_columns()
+      WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`,
+    [ref.namespace, ref.tableName],
+  );
+  return rows.map((row) => ({ name: row.column_name, type: row.data_type.toLowerCase() }));
+}
+
+/** `filters` over the table's columns as SQL and bound values; the language's errors are 400s. */
+export function compileTableFilter(filters: string, columns: readonly ResultColumn[]) {
+  try {
+    return compileFilters(filters, columns);
+  } catch (error) {
+    if (error instanceof QueryLanguageError) throw badRequest(error.message);
+    throw error;
+  }
+}
+
+export async function deleteRows(
+  database: Database,
+  account: Account,
+  ref: TableRef,
+  filters: string,
+): Promise<DeleteRowsOutcome> {
+  assertCanWrite(account, ref.namespace);
+  return database.write(async (session) => {
+    const table = await findVisibleTable(session, account, ref);
+    const where = compileTableFilter(filters, await tableColumns(session, ref));
+    const [deleted] = await session.all<{ Count: bigint }>(
+      `DELETE FROM ${qualifiedName(ref.namespace, ref.tableName)} WHERE ${where.sql}`,
+      where.params as SqlValue[],
+    );
+    const rowsDeleted = Number(deleted?.Count ?? 0);
+    const rowCount = Math.max(0, table.rowCount - rowsDeleted);
+    await recordRowsChanged(session, ref, {
+      rowCount,
+      // Approximate, as the catalog's sizes are: the body bytes stored, in proportion to the rows left.
+      sizeBytes: table.rowCount > 0 ? Math.round((table.sizeBytes * rowCount) / table.rowCount) : 0,
+      at: new Date(),
+    });
+    return { rowsDeleted };
+  });
+}
