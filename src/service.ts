@@ -19,6 +19,7 @@ import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
+import { expireAllVersions, versionPolicy } from './tables/table-versions.js';
 
 /**
  * The running service: database, key store and HTTP server, started and stopped as one.
@@ -50,6 +51,8 @@ const IN_MEMORY_PAGE_BYTES = 1024 * 1024;
 const RESULT_PART_BYTES = 128 * 1024 * 1024;
 /** Large pages written ahead of the request for them (page-prefetch.ts). */
 const PAGES_AHEAD = { maxPages: 8, ttlMs: 30_000 };
+/** How often table versions past their hours are dropped. */
+const VERSION_EXPIRY_MS = 10 * 60_000;
 /** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
 const OPERATOR_QUERIES_AT_ONCE = 2;
 
@@ -101,6 +104,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   try {
     await migrate(database);
     await dropAbandonedUploads(database);
+    await database.write((session) => expireAllVersions(session, versionPolicy(config)));
     if (fresh && config.demoData) {
       // A first start shows real metrics at once: scale 1 loads in well under a second.
       const started = performance.now();
@@ -189,11 +193,19 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   url = boundUrl(server, config.host);
   scheduler.start();
+  // Table versions past TABLE_VERSION_HOURS go, even for tables nobody writes any more.
+  const expiringVersions = setInterval(() => {
+    database
+      .write((session) => expireAllVersions(session, versionPolicy(config)))
+      .catch((error: unknown) => logger.warn({ err: error }, 'expiring table versions failed'));
+  }, VERSION_EXPIRY_MS);
+  expiringVersions.unref();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       scheduler.stop();
+      clearInterval(expiringVersions);
       executions.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

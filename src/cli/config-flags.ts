@@ -41,6 +41,12 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
     "a user's execution is stopped (FAILED) after this long",
   ],
   [
+    '--table-versions-kept <n>',
+    'TABLE_VERSIONS_KEPT',
+    'writes of a table whose previous version is kept for restore (0 keeps none)',
+  ],
+  ['--table-version-hours <n>', 'TABLE_VERSION_HOURS', 'hours a table version is kept at most'],
+  [
     '--duckdb-memory-limit <size>',
     'DUCKDB_MEMORY_LIMIT',
     "DuckDB's memory limit, e.g. 4GB (default 80% of RAM)",

@@ -45,6 +45,9 @@ export interface Config {
   maxRunningQueries: number;
   /** A user's execution is interrupted (and fails) after this many seconds. */
   queryTimeoutSeconds: number;
+  /** Writes of a table whose previous version is kept (0: none), and for how many hours. */
+  tableVersionsKept: number;
+  tableVersionHours: number;
 }
 
 export class ConfigError extends Error {
@@ -196,6 +199,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     duckdbMemoryLimit: memoryLimit(env.DUCKDB_MEMORY_LIMIT),
     maxRunningQueries: integer(env, 'MAX_RUNNING_QUERIES', 2, 1, 64),
     queryTimeoutSeconds: integer(env, 'QUERY_TIMEOUT_SECONDS', 1800, 1, 7 * 86_400),
+    tableVersionsKept: integer(env, 'TABLE_VERSIONS_KEPT', 1, 0, 100),
+    tableVersionHours: integer(env, 'TABLE_VERSION_HOURS', 168, 1, 100 * 365 * 24),
   };
 }
 

@@ -117,6 +117,9 @@ export async function createTable(
       sizeBytes: 0,
       declaredColumns: request.columns,
       ...(request.key ? { keyColumns: request.key } : {}),
+      version: 1,
+      madeBy: 'create',
+      versionsMade: 1,
     });
     return { ...ref, alreadyExisted: false };
   });

@@ -5,6 +5,7 @@ import type { Database, Session, SqlValue } from '../storage/database.js';
 import { qualifiedName } from '../storage/sql.js';
 import { assertCanWrite, findVisibleTable, type TableRef } from './table-access.js';
 import { recordRowsChanged } from './table-catalog.js';
+import { recordUnversioned, recordVersion, type VersionPolicy, versionTableName } from './table-versions.js';
 
 /**
  * The delete-rows operation (issue 24): removes the rows a `filters` condition selects, in the
@@ -59,14 +60,25 @@ export async function deleteRows(
   account: Account,
   ref: TableRef,
   filters: string,
+  policy: VersionPolicy,
 ): Promise<DeleteRowsOutcome> {
   assertCanWrite(account, ref.namespace);
   return database.write(async (session) => {
     const table = await findVisibleTable(session, account, ref);
     const where = compileTableFilter(filters, await tableColumns(session, ref));
+    const target = qualifiedName(ref.namespace, ref.tableName);
+    const params = where.params as SqlValue[];
+    // The rows deleted are what undoes the delete (table-versions.ts).
+    const kept = policy.kept > 0 ? versionTableName() : undefined;
+    if (kept) {
+      await session.run(
+        `CREATE TABLE ${qualifiedName(ref.namespace, kept)} AS SELECT * FROM ${target} WHERE ${where.sql}`,
+        params,
+      );
+    }
     const [deleted] = await session.all<{ Count: bigint }>(
-      `DELETE FROM ${qualifiedName(ref.namespace, ref.tableName)} WHERE ${where.sql}`,
-      where.params as SqlValue[],
+      `DELETE FROM ${target} WHERE ${where.sql}`,
+      params,
     );
     const rowsDeleted = Number(deleted?.Count ?? 0);
     const rowCount = Math.max(0, table.rowCount - rowsDeleted);
@@ -76,6 +88,9 @@ export async function deleteRows(
       sizeBytes: table.rowCount > 0 ? Math.round((table.sizeBytes * rowCount) / table.rowCount) : 0,
       at: new Date(),
     });
+    if (kept)
+      await recordVersion(session, ref, policy, table, 'delete-rows', { kind: 'rows-removed', data: kept });
+    else await recordUnversioned(session, ref, table, 'delete-rows');
     return { rowsDeleted };
   });
 }

@@ -24,6 +24,7 @@ import type { ReceivedBody } from './receive-body.js';
 import { assertCanWrite, findVisibleTable, fullName, type TableRef } from './table-access.js';
 import { recordRowsAdded, type TableRecord } from './table-catalog.js';
 import type { DeclaredColumn } from './table-schema.js';
+import { recordUnversioned, recordVersion, type VersionPolicy, versionTableName } from './table-versions.js';
 
 /**
  * The insert operation (DESIGN §4): appends a CSV or NDJSON body to a created table, all
@@ -158,21 +159,57 @@ export async function insertRows(
   ref: TableRef,
   format: InsertFormat,
   received: ReceivedBody,
+  policy: VersionPolicy,
 ): Promise<InsertOutcome> {
   assertCanWrite(account, ref.namespace);
   const columns = await database.read((session) => insertableColumns(session, account, ref));
   const plan = await readPlan(database, received, format, columns);
   try {
     return await database.write(async (session) => {
-      if (!sameColumns(await insertableColumns(session, account, ref), columns)) {
+      const before = await writableTable(session, account, ref);
+      if (!sameColumns(before.declaredColumns, columns)) {
         throw conflict(`table ${fullName(ref)} was replaced during the insert; send the rows again`);
       }
-      const [result] = await session.all<{ Count: bigint }>(insertStatement(plan, ref));
-      const rows = Number(result?.Count ?? 0);
+      const rows = await appendRows(session, ref, plan, policy, before);
       await recordRowsAdded(session, ref, { rows, bytes: received.bytes, at: new Date() });
       return { rowsWritten: rows };
     });
   } catch (error) {
     throw await bodyFailure(database, plan, error);
   }
+}
+
+/**
+ * Appends the body's rows, keeping what undoes it (table-versions.ts): nothing for a table
+ * that was empty (undo empties it), else the rows added, loaded once into the version's table
+ * and appended from there. Returns the rows appended.
+ */
+async function appendRows(
+  session: Session,
+  ref: TableRef,
+  plan: InsertPlan,
+  policy: VersionPolicy,
+  before: TableRecord,
+): Promise<number> {
+  if (policy.kept === 0 || !(await hasRows(session, ref))) {
+    const [result] = await session.all<{ Count: bigint }>(insertStatement(plan, ref));
+    if (policy.kept === 0) await recordUnversioned(session, ref, before, 'insert');
+    else await recordVersion(session, ref, policy, before, 'insert', { kind: 'all-added' });
+    return Number(result?.Count ?? 0);
+  }
+  const kept = versionTableName();
+  const data = qualifiedName(ref.namespace, kept);
+  const [result] = await session.all<{ Count: bigint }>(`CREATE TABLE ${data} AS ${convertedRows(plan)}`);
+  const names = plan.sources.map((s) => quoteIdentifier(s.column.name)).join(', ');
+  await session.run(
+    `INSERT INTO ${qualifiedName(ref.namespace, ref.tableName)} (${names}) SELECT ${names} FROM ${data}`,
+  );
+  await recordVersion(session, ref, policy, before, 'insert', { kind: 'rows-added', data: kept });
+  return Number(result?.Count ?? 0);
+}
+
+/** Whether the table holds any row (the catalog's count may lag a table changed outside the API). */
+export async function hasRows(session: Session, ref: TableRef): Promise<boolean> {
+  const rows = await session.all(`SELECT 1 FROM ${qualifiedName(ref.namespace, ref.tableName)} LIMIT 1`);
+  return rows.length > 0;
 }

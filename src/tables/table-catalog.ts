@@ -21,6 +21,12 @@ export interface TableRecord {
   declaredColumns?: DeclaredColumn[];
   /** The columns upserts match rows on, when declared at create. */
   keyColumns?: string[];
+  /** The current version's number (table-versions.ts); undefined: 1. */
+  version?: number;
+  /** The operation that made the current version, when known. */
+  madeBy?: string;
+  /** The highest version number given so far. */
+  versionsMade?: number;
 }
 
 export interface TableColumn {
@@ -44,6 +50,9 @@ interface TableRow {
   size_bytes: bigint;
   declared_columns: string | null;
   key_columns: string | null;
+  version: bigint | null;
+  made_by: string | null;
+  versions_made: bigint | null;
 }
 
 function fromRow(row: TableRow): TableRecord {
@@ -60,6 +69,9 @@ function fromRow(row: TableRow): TableRecord {
       ? { declaredColumns: JSON.parse(row.declared_columns) as DeclaredColumn[] }
       : {}),
     ...(row.key_columns ? { keyColumns: JSON.parse(row.key_columns) as string[] } : {}),
+    ...(row.version === null ? {} : { version: Number(row.version) }),
+    ...(row.made_by === null ? {} : { madeBy: row.made_by }),
+    ...(row.versions_made === null ? {} : { versionsMade: Number(row.versions_made) }),
   };
 }
 
@@ -75,7 +87,7 @@ export async function findTable(
   return rows[0] ? fromRow(rows[0]) : undefined;
 }
 
-/** Inserts or replaces the record; `createdAt` survives a replace. */
+/** Inserts or replaces the record; `createdAt` and the version numbers survive a replace. */
 export async function saveTable(session: Session, record: Omit<TableRecord, 'createdAt'>): Promise<void> {
   const existing = await findTable(session, record.namespace, record.tableName);
   await session.run(`DELETE FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ? AND table_name = ?`, [
@@ -84,7 +96,8 @@ export async function saveTable(session: Session, record: Omit<TableRecord, 'cre
   ]);
   await session.run(
     `INSERT INTO ${SERVICE_SCHEMA}.tables (namespace, table_name, description, is_private, created_at, updated_at,
-       row_count, size_bytes, declared_columns, key_columns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       row_count, size_bytes, declared_columns, key_columns, version, made_by, versions_made)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       record.namespace,
       record.tableName,
@@ -96,6 +109,9 @@ export async function saveTable(session: Session, record: Omit<TableRecord, 'cre
       record.sizeBytes,
       record.declaredColumns ? JSON.stringify(record.declaredColumns) : null,
       record.keyColumns ? JSON.stringify(record.keyColumns) : null,
+      record.version ?? existing?.version ?? null,
+      record.madeBy ?? existing?.madeBy ?? null,
+      record.versionsMade ?? existing?.versionsMade ?? null,
     ],
   );
 }

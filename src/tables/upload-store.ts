@@ -6,8 +6,9 @@ import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
 import { InterruptedError } from '../storage/storage-error.js';
 import { ClientGoneError } from './body-to-file.js';
 import type { StagedTable } from './csv-loader.js';
-import { saveTable } from './table-catalog.js';
+import { findTable, saveTable } from './table-catalog.js';
 import { uploadedTableName } from './table-name.js';
+import { recordUnversioned, recordVersion, type VersionPolicy, versionTableName } from './table-versions.js';
 import type { UploadOptions } from './upload-options.js';
 import type { Widening } from './upload-typing.js';
 
@@ -93,6 +94,7 @@ export async function storeUpload(
   account: Account,
   received: ReceivedUpload,
   options: UploadOptions,
+  policy: VersionPolicy,
   gone?: AbortSignal,
 ): Promise<StoredUpload> {
   checkPrivacy(account, options);
@@ -102,18 +104,28 @@ export async function storeUpload(
   const namespace = account.handle;
   const tableName = uploadedTableName(options.tableName);
   if (!options.dryRun) {
+    const ref = { namespace, tableName };
     await database.write(async (session) => {
-      await session.run(`DROP TABLE IF EXISTS ${qualifiedName(namespace, tableName)}`);
+      const before = await findTable(session, namespace, tableName);
+      // The table replaced is kept whole as its previous version: a rename, no copy.
+      const kept = before && policy.kept > 0 ? versionTableName() : undefined;
+      if (kept)
+        await session.run(
+          `ALTER TABLE ${qualifiedName(namespace, tableName)} RENAME TO ${quoteIdentifier(kept)}`,
+        );
+      else await session.run(`DROP TABLE IF EXISTS ${qualifiedName(namespace, tableName)}`);
       await session.run(`ALTER TABLE ${load.qualified} RENAME TO ${quoteIdentifier(tableName)}`);
       await saveTable(session, {
-        namespace,
-        tableName,
+        ...ref,
         description: options.description,
         isPrivate: options.isPrivate,
         updatedAt: new Date(),
         rowCount: staged.rowCount,
         sizeBytes: received.bytes,
       });
+      if (before && kept)
+        await recordVersion(session, ref, policy, before, 'replace', { kind: 'snapshot', data: kept });
+      else await recordUnversioned(session, ref, before, 'replace');
     });
     load.renamed();
   } else {

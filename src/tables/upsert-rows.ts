@@ -4,11 +4,18 @@ import { badRequest, conflict } from '../errors.js';
 import type { Database, Session } from '../storage/database.js';
 import { qualifiedName, quoteIdentifier, quoteLiteral } from '../storage/sql.js';
 import type { InsertFormat, InsertPlan } from './insert-plan.js';
-import { bodyFailure, convertedRows, readPlan, writableTable } from './insert-rows.js';
+import { bodyFailure, convertedRows, hasRows, readPlan, writableTable } from './insert-rows.js';
 import type { ReceivedBody } from './receive-body.js';
 import { assertCanWrite, fullName, type TableRef } from './table-access.js';
 import { recordRowsChanged } from './table-catalog.js';
 import type { DeclaredColumn } from './table-schema.js';
+import {
+  recordUnversioned,
+  recordVersion,
+  type Undo,
+  type VersionPolicy,
+  versionTableName,
+} from './table-versions.js';
 
 /**
  * The upsert operation (issue 24): a CSV, NDJSON or Parquet body whose rows replace the
@@ -90,6 +97,31 @@ async function refuseDuplicateKeys(session: Session, staging: string, key: reado
   throw badRequest(`the body gives a key more than once: ${named}; each key may appear once in an upsert`);
 }
 
+/**
+ * Keeps what undoes the upsert (table-versions.ts): nothing when the table was empty (undo
+ * empties it), else the rows it is about to replace and the body's keys.
+ */
+async function keepReplaced(
+  session: Session,
+  ref: TableRef,
+  staging: string,
+  key: readonly string[],
+): Promise<Undo> {
+  if (!(await hasRows(session, ref))) return { kind: 'all-added' };
+  const keys = versionTableName();
+  const data = versionTableName();
+  const names = key.map(quoteIdentifier).join(', ');
+  await session.run(
+    `CREATE TABLE ${qualifiedName(ref.namespace, keys)} AS SELECT DISTINCT ${names} FROM ${staging}`,
+  );
+  const match = key.map((name) => `t.${quoteIdentifier(name)} = k.${quoteIdentifier(name)}`).join(' AND ');
+  await session.run(
+    `CREATE TABLE ${qualifiedName(ref.namespace, data)} AS
+       SELECT t.* FROM ${qualifiedName(ref.namespace, ref.tableName)} t SEMI JOIN ${qualifiedName(ref.namespace, keys)} k ON ${match}`,
+  );
+  return { kind: 'rows-replaced', data, keys, key: [...key] };
+}
+
 export async function upsertRows(
   database: Database,
   account: Account,
@@ -97,6 +129,7 @@ export async function upsertRows(
   format: InsertFormat,
   received: ReceivedBody,
   givenKey: string | undefined,
+  policy: VersionPolicy,
 ): Promise<UpsertOutcome> {
   assertCanWrite(account, ref.namespace);
   const table = await database.read((session) => writableTable(session, account, ref, 'upserts write'));
@@ -115,6 +148,7 @@ export async function upsertRows(
       );
       try {
         await refuseDuplicateKeys(session, staging, key);
+        const undo = policy.kept > 0 ? await keepReplaced(session, ref, staging, key) : undefined;
         const match = key
           .map((name) => `${target}.${quoteIdentifier(name)} = s.${quoteIdentifier(name)}`)
           .join(' AND ');
@@ -130,6 +164,8 @@ export async function upsertRows(
           sizeBytes: now.sizeBytes + received.bytes,
           at: new Date(),
         });
+        if (undo) await recordVersion(session, ref, policy, now, 'upsert', undo);
+        else await recordUnversioned(session, ref, now, 'upsert');
         return { rowsWritten, rowsReplaced };
       } finally {
         // After a failed statement the transaction refuses everything; its rollback drops the table.

@@ -98,6 +98,8 @@ describe('loadConfig takes', () => {
       authFailureLimit: 30,
       maxRunningQueries: 2,
       queryTimeoutSeconds: 1800,
+      tableVersionsKept: 1,
+      tableVersionHours: 168,
     });
     expect(duckdbSettings(config)).toEqual({});
   });
@@ -123,6 +125,8 @@ describe('loadConfig takes', () => {
         AUTH_FAILURE_LIMIT: ' 5 ',
         MAX_RUNNING_QUERIES: '3',
         QUERY_TIMEOUT_SECONDS: '60',
+        TABLE_VERSIONS_KEPT: '0',
+        TABLE_VERSION_HOURS: '2',
       },
       '/srv/app',
     );
@@ -151,6 +155,8 @@ describe('loadConfig takes', () => {
       authFailureLimit: 5,
       maxRunningQueries: 3,
       queryTimeoutSeconds: 60,
+      tableVersionsKept: 0,
+      tableVersionHours: 2,
     });
     expect(duckdbSettings(config)).toEqual({ memory_limit: '1GiB' });
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();

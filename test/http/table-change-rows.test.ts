@@ -151,7 +151,12 @@ describe('upsert', () => {
         '',
         /^CSV line 5002, column "amount" \(uint256\): "-1" does not fit/,
       ],
-      ['no key column in the body', 'id\n9\n', '?key=trader', /the body does not give the key column "trader"/],
+      [
+        'no key column in the body',
+        'id\n9\n',
+        '?key=trader',
+        /the body does not give the key column "trader"/,
+      ],
       [
         'a key that is not a column',
         'id\n1\n',

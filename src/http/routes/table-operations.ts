@@ -3,10 +3,9 @@ import express, { type Request, type Response, type Router } from 'express';
 import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
 import { clearTable } from '../../tables/clear-table.js';
 import { createTable, readCreateRequest } from '../../tables/create-table.js';
-import { deleteTable } from '../../tables/delete-table.js';
 import { deleteRows, readDeleteRowsRequest } from '../../tables/delete-rows.js';
+import { deleteTable } from '../../tables/delete-table.js';
 import { checkInsertTarget, insertRows, writableTable } from '../../tables/insert-rows.js';
-import { upsertRows } from '../../tables/upsert-rows.js';
 import { receiveBody } from '../../tables/receive-body.js';
 import {
   assertCanWrite,
@@ -17,6 +16,9 @@ import {
   tableRefFromPath,
 } from '../../tables/table-access.js';
 import { describeTable } from '../../tables/table-catalog.js';
+import { listVersions, readRestoreRequest, restoreTable } from '../../tables/table-history.js';
+import { versionPolicy } from '../../tables/table-versions.js';
+import { upsertRows } from '../../tables/upsert-rows.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';
@@ -42,6 +44,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
   const tmpDir = path.join(deps.config.dataDir, 'tmp');
   const maxBytes = deps.config.maxUploadBytes;
+  const policy = versionPolicy(deps.config);
   const parseJson = express.json({ limit: CREATE_BODY_LIMIT, strict: true, type: () => true });
 
   const create = async (req: Request, res: Response) => {
@@ -72,7 +75,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     await checkInsertTarget(deps.database, account, ref);
     const received = await receiveBody(req, tmpDir, maxBytes, format);
     try {
-      const outcome = await insertRows(deps.database, account, ref, format, received);
+      const outcome = await insertRows(deps.database, account, ref, format, received, policy);
       recordStoredBytes(res, received.bytes);
       res.json({ rows_written: outcome.rowsWritten, bytes_written: received.bytes, name: fullName(ref) });
     } finally {
@@ -91,7 +94,15 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     await deps.database.read((session) => writableTable(session, account, ref, 'upserts write'));
     const received = await receiveBody(req, tmpDir, maxBytes, format);
     try {
-      const outcome = await upsertRows(deps.database, account, ref, format, received, params.get('key'));
+      const outcome = await upsertRows(
+        deps.database,
+        account,
+        ref,
+        format,
+        received,
+        params.get('key'),
+        policy,
+      );
       recordStoredBytes(res, received.bytes);
       res.json({
         rows_written: outcome.rowsWritten,
@@ -108,14 +119,47 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     readQueryParams(req, []);
     const ref = pathRef(req);
     const filters = readDeleteRowsRequest(req.body);
-    const outcome = await deleteRows(deps.database, accountOf(res), ref, filters);
+    const outcome = await deleteRows(deps.database, accountOf(res), ref, filters, policy);
     res.json({ rows_deleted: outcome.rowsDeleted });
+  };
+
+  const versions = async (req: Request, res: Response) => {
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    const entries = await listVersions(deps.database, accountOf(res), ref, policy);
+    res.json({
+      name: fullName(ref),
+      versions: entries.map((entry) => ({
+        version: entry.version,
+        current: entry.current,
+        operation: entry.operation,
+        created_at: entry.createdAt.toISOString(),
+        row_count: entry.rowCount,
+        bytes: entry.bytes,
+        ...(entry.expiresAt ? { expires_at: entry.expiresAt.toISOString() } : {}),
+      })),
+      kept: { writes: policy.kept, hours: policy.hours },
+    });
+  };
+
+  const restore = async (req: Request, res: Response) => {
+    readQueryParams(req, []);
+    const ref = pathRef(req);
+    const version = readRestoreRequest(req.body);
+    const outcome = await restoreTable(deps.database, accountOf(res), ref, version, policy);
+    res.json({
+      name: fullName(ref),
+      version: outcome.version,
+      restored_from: outcome.restoredFrom,
+      row_count: outcome.rowCount,
+      message: `Table ${fullName(ref)} is back at version ${outcome.version}`,
+    });
   };
 
   const clear = async (req: Request, res: Response) => {
     readQueryParams(req, []);
     const ref = pathRef(req);
-    await clearTable(deps.database, accountOf(res), ref);
+    await clearTable(deps.database, accountOf(res), ref, policy);
     res.json({ message: `Table ${fullName(ref)} successfully cleared` });
   };
 
@@ -153,6 +197,11 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     router.route(`${base}/:namespace/:table_name/insert`).post(auth, insert).all(methodNotAllowed('POST'));
     router.route(`${base}/:namespace/:table_name/clear`).post(auth, clear).all(methodNotAllowed('POST'));
     router.route(`${base}/:namespace/:table_name/upsert`).post(auth, upsert).all(methodNotAllowed('POST'));
+    router.route(`${base}/:namespace/:table_name/versions`).get(auth, versions).all(methodNotAllowed('GET'));
+    router
+      .route(`${base}/:namespace/:table_name/restore`)
+      .post(auth, createChecks, parseJson, restore)
+      .all(methodNotAllowed('POST'));
     router
       .route(`${base}/:namespace/:table_name/delete-rows`)
       .post(auth, createChecks, parseJson, removeRows)

@@ -3,6 +3,7 @@ import type { Request, Response, Router } from 'express';
 import { badRequest } from '../../errors.js';
 import { payloadTooLarge } from '../../tables/body-to-file.js';
 import { listTables } from '../../tables/table-catalog.js';
+import { versionPolicy } from '../../tables/table-versions.js';
 import { receiveCsvUpload } from '../../tables/upload-csv.js';
 import { receiveNdjsonUpload } from '../../tables/upload-ndjson.js';
 import {
@@ -36,7 +37,7 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
     format: UploadFormat,
     handle: string,
     options: UploadOptions | undefined,
-  ): Promise<ReceivedUpload & { options: UploadOptions }> => {
+  ): Promise<ReceivedUpload & { options: UploadOptions; dataBytes?: number }> => {
     const { database } = deps;
     if (format === 'json' || format === 'csv')
       return receiveCsvUpload(req, tmpDir, maxBytes, database, handle, options);
@@ -69,7 +70,14 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
     const received = await receive(req, format, account.handle, queryOptions);
     const receivedAt = performance.now();
     try {
-      const stored = await storeUpload(deps.database, account, received, received.options, gone.signal);
+      const stored = await storeUpload(
+        deps.database,
+        account,
+        received,
+        received.options,
+        versionPolicy(deps.config),
+        gone.signal,
+      );
       // Where a large upload's time went: reading the body, then DuckDB loading it.
       deps.logger.info(
         {
@@ -85,7 +93,8 @@ export function tableRoutes(router: Router, deps: AppDeps): void {
         },
         'upload stored',
       );
-      if (!received.options.dryRun) recordStoredBytes(res, received.bytes);
+      // The data's bytes as sent (a CSV's trailing blank lines included), whatever the form.
+      if (!received.options.dryRun) recordStoredBytes(res, received.dataBytes ?? received.bytes);
       res.json(uploadAnswer(stored, received.options, format === 'ndjson' ? 'NDJSON' : 'CSV'));
     } finally {
       await discardUpload(received);
