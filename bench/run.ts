@@ -4,6 +4,7 @@ import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
 import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
+import { runTableChangesBenchmark } from './table-changes.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runUploadBenchmark } from './upload.js';
 import { runWholeResultsBenchmark } from './whole-results.js';
@@ -12,7 +13,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace).
+ * with `npm run bench -- upload serving` (names: upload, insert, changes, serving, refresh, sandbox, queries, whole-results, workspace).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
     });
     return [row];
   },
+  changes: () => runTableChangesBenchmark((line) => process.stderr.write(`changes: ${line}\n`)),
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
   sandbox: () => runSandboxBenchmark(),
