@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { THREAD_POOL_SIZE } from './src/workload/thread-pool.js';
 
 /**
  * Three projects. `process` and `programs`: test files whose tests start child processes
@@ -32,6 +33,10 @@ const PROGRAM_TESTS = [
   'test/cli/upload.test.ts',
 ];
 const PROCESS_TESTS = [...DEADLINE_TESTS, ...PROGRAM_TESTS];
+
+// The services the tests start in-process and as children run DuckDB statements on libuv's
+// pool, sized when a process starts (src/workload/thread-pool.ts): the workers inherit this.
+process.env.UV_THREADPOOL_SIZE ??= String(THREAD_POOL_SIZE);
 
 export default defineConfig({
   test: {

@@ -6,6 +6,7 @@ import { runSandboxBenchmark } from './sandbox.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableChangesBenchmark } from './table-changes.js';
 import { runTableInsertBenchmark } from './table-insert.js';
+import { runTeamDayBenchmark } from './team-day.js';
 import { runUploadBenchmark } from './upload.js';
 import { runWholeResultsBenchmark } from './whole-results.js';
 import { runWorkspaceBenchmark } from './workspace-page.js';
@@ -13,7 +14,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, changes, serving, refresh, sandbox, queries, whole-results, workspace).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, changes).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),
+  team: () => runTeamDayBenchmark((line) => process.stderr.write(`team: ${line}\n`)),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -45,7 +45,12 @@ const CASES: { name: string; sql: string }[] = [
 ];
 
 export async function runSandboxBenchmark(): Promise<BenchRow[]> {
-  const database = await Database.open({ path: ':memory:', readers: 1, allowedDirectories: [] });
+  const database = await Database.open({
+    path: ':memory:',
+    catalogReaders: 1,
+    resultReaders: 1,
+    allowedDirectories: [],
+  });
   try {
     await migrate(database);
     await loadDemoData(database, { scale: 1 });

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
 import { sourceRoot } from '../src/packaging/project-files.js';
+import { THREAD_POOL_BANNER } from '../src/workload/thread-pool.js';
 
 const root = sourceRoot();
 
@@ -63,6 +64,8 @@ export async function bundleCli(outfile: string, kind: BundleKind): Promise<void
       ? {
           format: 'cjs',
           plugins: [embeddedDuckDB],
+          // Before anything runs: libuv sizes its pool on first use (src/workload/thread-pool.ts).
+          banner: { js: THREAD_POOL_BANNER },
           // Only the source tree bundles the workspace page at run time; the executable embeds it.
           external: ['esbuild'],
           // import.meta is used only to find the source tree (its root, the page's bundle cache),

@@ -17,9 +17,12 @@ import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
+import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
 import { expireAllVersions, versionPolicy } from './tables/table-versions.js';
+import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
+import { keepWorkerThreadsLower } from './workload/thread-priority.js';
 
 /**
  * The running service: database, key store and HTTP server, started and stopped as one.
@@ -54,6 +57,10 @@ const PAGES_AHEAD = { maxPages: 8, ttlMs: 30_000 };
 /** How often table versions past their hours are dropped. */
 const VERSION_EXPIRY_MS = 10 * 60_000;
 /** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
+/** Reader connections of the catalog (table lists, records) and of results work (storage/reader-pool.ts). */
+const CATALOG_READERS = 2;
+const RESULT_READERS = 4;
+/** The scheduler's refreshes of the operator's query files that may run at once (users' runs: MAX_RUNNING_QUERIES). */
 const OPERATOR_QUERIES_AT_ONCE = 2;
 
 export interface RunningService {
@@ -69,6 +76,18 @@ export interface RunningService {
   queries: Queries;
   server: http.Server;
   close(): Promise<void>;
+}
+
+/** Statements that may run at once: every lane's slots, the readers, the writer. */
+function warnOfSmallThreadPool(config: Config, logger: Logger): void {
+  const statements =
+    config.maxRunningQueries + OPERATOR_QUERIES_AT_ONCE + CATALOG_READERS + RESULT_READERS + 1;
+  const needed = threadsNeeded(statements);
+  if (threadPoolSize() >= needed) return;
+  logger.warn(
+    { threadPool: threadPoolSize(), needed },
+    `libuv's thread pool has ${threadPoolSize()} threads, fewer than the ${needed} the statements that may run at once need: start the process with UV_THREADPOOL_SIZE=${needed} or more (npm start sets 64), or one long query makes others wait`,
+  );
 }
 
 async function prepareDataDir(dataDir: string): Promise<string> {
@@ -96,10 +115,15 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
+  const disk = await diskSpace(config.dataDir);
+  const reserveBytes = config.diskReserveBytes ?? defaultReserve(disk?.total);
   const database = await Database.open({
     path: databaseFile,
-    settings: duckdbSettings(config),
+    settings: duckdbSettings(config, disk?.free, reserveBytes),
     allowedDirectories: duckdbAllowedDirectories(config),
+    catalogReaders: CATALOG_READERS,
+    resultReaders: RESULT_READERS,
+    resultsTimeoutMs: config.resultsTimeoutSeconds * 1000,
   });
   try {
     await migrate(database);
@@ -121,14 +145,33 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
   const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
 
+  warnOfSmallThreadPool(config, logger);
   const queryFiles = configuredQueryFiles(config);
   const executions = new Executions(
     database,
     {
       maxResultRows: config.maxResultRows,
       retentionHours: config.resultRetentionHours,
-      running: { operator: OPERATOR_QUERIES_AT_ONCE, users: config.maxRunningQueries },
+      lanes: {
+        operator: {
+          slots: OPERATOR_QUERIES_AT_ONCE,
+          perKey: OPERATOR_QUERIES_AT_ONCE,
+          queuedPerKey: Number.POSITIVE_INFINITY,
+        },
+        users: {
+          slots: config.maxRunningQueries,
+          perKey: config.maxRunningQueriesPerKey,
+          queuedPerKey: config.maxQueuedQueriesPerKey,
+        },
+      },
       usersTimeoutSeconds: config.queryTimeoutSeconds,
+      storage: {
+        maxResultBytes: config.maxResultBytes,
+        keyResultBytes: config.resultStoragePerKey,
+        keyExecutions: config.maxExecutionsPerKey,
+        reserveBytes,
+        dataDir: config.dataDir,
+      },
     },
     logger,
   );
@@ -200,10 +243,12 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       .catch((error: unknown) => logger.warn({ err: error }, 'expiring table versions failed'));
   }, VERSION_EXPIRY_MS);
   expiringVersions.unref();
+  const stopLowering = keepWorkerThreadsLower();
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
+      stopLowering();
       scheduler.stop();
       clearInterval(expiringVersions);
       executions.close();

@@ -33,7 +33,17 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   [
     '--max-running-queries <n>',
     'MAX_RUNNING_QUERIES',
-    "users' executions that run at once; the rest wait in a queue",
+    "users' executions that run at once, all keys together; the rest wait, keys taking turns",
+  ],
+  [
+    '--max-running-queries-per-key <n>',
+    'MAX_RUNNING_QUERIES_PER_KEY',
+    "one key's executions that run at once",
+  ],
+  [
+    '--max-queued-queries-per-key <n>',
+    'MAX_QUEUED_QUERIES_PER_KEY',
+    "one key's executions waiting at once; more are refused with 429",
   ],
   [
     '--query-timeout-seconds <n>',
@@ -46,6 +56,32 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
     'writes of a table whose previous version is kept for restore (0 keeps none)',
   ],
   ['--table-version-hours <n>', 'TABLE_VERSION_HOURS', 'hours a table version is kept at most'],
+  [
+    '--results-timeout-seconds <n>',
+    'RESULTS_TIMEOUT_SECONDS',
+    'a results statement (a page, a sort, a Parquet file) is stopped (503) after this long',
+  ],
+  ['--max-result-bytes <size>', 'MAX_RESULT_BYTES', 'a larger result (as JSON) is kept truncated (partial)'],
+  [
+    '--result-storage-per-key <size>',
+    'RESULT_STORAGE_PER_KEY',
+    "bytes of one key's kept results; past it its oldest results expire",
+  ],
+  [
+    '--max-executions-per-key <n>',
+    'MAX_EXECUTIONS_PER_KEY',
+    "one key's finished executions kept; past it its oldest are removed",
+  ],
+  [
+    '--disk-reserve <size>',
+    'DISK_RESERVE',
+    "free disk space under DATA_DIR that users' results and spills may not take",
+  ],
+  [
+    '--spill-limit <size>',
+    'SPILL_LIMIT',
+    "DuckDB's temporary files at most (default: half the free space above the reserve)",
+  ],
   [
     '--duckdb-memory-limit <size>',
     'DUCKDB_MEMORY_LIMIT',

@@ -3,6 +3,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { ConfigError } from '../config/config.js';
 import { QueryFileError } from '../queries/query-files.js';
 import { DatabaseLockedError } from '../storage/database.js';
+import { addCompactCommand } from './compact-command.js';
 import { addDemoCommand } from './demo-command.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { addKeysCommand } from './keys-command.js';
@@ -41,6 +42,7 @@ export function buildProgram(output: ProgramOutput = STANDARD_STREAMS): Command 
   addKeysCommand(program, output);
   addDemoCommand(program, output);
   addRefreshCommand(program, output);
+  addCompactCommand(program, output);
   addUploadCommand(program, output);
   return program;
 }

@@ -41,13 +41,29 @@ export interface Config {
   demoData: boolean;
   /** DuckDB's memory_limit, e.g. `2GB`; undefined leaves DuckDB's default (80% of RAM). */
   duckdbMemoryLimit: string | undefined;
-  /** Users' executions that run at once; the rest wait in a queue. */
+  /** Users' executions that run at once, all keys together; the rest wait in a queue. */
   maxRunningQueries: number;
+  /** One key's executions that run at once. */
+  maxRunningQueriesPerKey: number;
+  /** One key's executions waiting at once; beyond, a submit is refused (429). */
+  maxQueuedQueriesPerKey: number;
   /** A user's execution is interrupted (and fails) after this many seconds. */
   queryTimeoutSeconds: number;
   /** Writes of a table whose previous version is kept (0: none), and for how many hours. */
   tableVersionsKept: number;
   tableVersionHours: number;
+  /** A results statement (a page, a sort, a Parquet file) is interrupted after this many seconds. */
+  resultsTimeoutSeconds: number;
+  /** A kept result's bytes (as JSON) at most; past it, kept truncated as a partial result. */
+  maxResultBytes: number;
+  /** Bytes of one key's kept results; past it, its oldest results expire. */
+  resultStoragePerKey: number;
+  /** One key's finished executions kept; past it, its oldest are removed. */
+  maxExecutionsPerKey: number;
+  /** Free disk space under DATA_DIR that users' results and spills may not take; undefined: decided at start from the disk's size. */
+  diskReserveBytes: number | undefined;
+  /** DuckDB's max_temp_directory_size; undefined: decided at start from the free space. */
+  spillLimitBytes: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -165,6 +181,31 @@ function demoData(raw: string | undefined): boolean {
   return value === 'on';
 }
 
+const SIZE_UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** A size in bytes, written as a whole number of bytes or with a unit as DuckDB takes it (`512MB`, `2GiB`). */
+function byteSize(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  const match = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)?$/i.exec(raw);
+  if (!match)
+    throw new ConfigError(`${name} must be a size such as 500MB, 10GB or a number of bytes, got "${raw}"`);
+  const bytes = Math.floor(Number(match[1]) * (SIZE_UNITS[(match[2] ?? 'b').toLowerCase()] ?? 1));
+  if (!Number.isSafeInteger(bytes) || bytes < min)
+    throw new ConfigError(`${name} must be at least ${min} bytes, got "${raw}"`);
+  return bytes;
+}
+
 /** A size as DuckDB's memory_limit takes it: a number and a unit (`512MB`, `2GiB`). */
 function memoryLimit(raw: string | undefined): string | undefined {
   const value = raw?.trim();
@@ -197,10 +238,33 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logLevel,
     demoData: demoData(env.DEMO_DATA),
     duckdbMemoryLimit: memoryLimit(env.DUCKDB_MEMORY_LIMIT),
-    maxRunningQueries: integer(env, 'MAX_RUNNING_QUERIES', 2, 1, 64),
+    maxRunningQueries: integer(env, 'MAX_RUNNING_QUERIES', 8, 1, 64),
+    maxRunningQueriesPerKey: integer(env, 'MAX_RUNNING_QUERIES_PER_KEY', 2, 1, 64),
+    maxQueuedQueriesPerKey: integer(env, 'MAX_QUEUED_QUERIES_PER_KEY', 20, 0, 100_000),
     queryTimeoutSeconds: integer(env, 'QUERY_TIMEOUT_SECONDS', 1800, 1, 7 * 86_400),
     tableVersionsKept: integer(env, 'TABLE_VERSIONS_KEPT', 1, 0, 100),
     tableVersionHours: integer(env, 'TABLE_VERSION_HOURS', 168, 1, 100 * 365 * 24),
+    resultsTimeoutSeconds: integer(env, 'RESULTS_TIMEOUT_SECONDS', 120, 1, 86_400),
+    ...storageLimits(env),
+  };
+}
+
+/** The storage limits of DESIGN §12, each with its default; a key's quota holds at least one result. */
+function storageLimits(env: Env) {
+  const maxResultBytes = byteSize(env, 'MAX_RESULT_BYTES', 2e9, 1);
+  const resultStoragePerKey = byteSize(env, 'RESULT_STORAGE_PER_KEY', 10e9, 1);
+  if (maxResultBytes > resultStoragePerKey)
+    throw new ConfigError(
+      `MAX_RESULT_BYTES (${maxResultBytes}) must not be more than RESULT_STORAGE_PER_KEY (${resultStoragePerKey}): a key's quota holds at least one whole result`,
+    );
+  const spill = env.SPILL_LIMIT?.trim();
+  const reserve = env.DISK_RESERVE?.trim();
+  return {
+    maxResultBytes,
+    resultStoragePerKey,
+    maxExecutionsPerKey: integer(env, 'MAX_EXECUTIONS_PER_KEY', 1000, 1),
+    diskReserveBytes: !reserve || reserve === 'auto' ? undefined : byteSize(env, 'DISK_RESERVE', 0),
+    spillLimitBytes: !spill || spill === 'auto' ? undefined : byteSize(env, 'SPILL_LIMIT', 0),
   };
 }
 
@@ -213,7 +277,23 @@ export function duckdbAllowedDirectories(config: Pick<Config, 'dataDir'>): strin
   return [path.join(config.dataDir, 'tmp')];
 }
 
-/** The DuckDB settings the configuration asks for, as Database.open takes them. */
-export function duckdbSettings(config: Pick<Config, 'duckdbMemoryLimit'>): Record<string, string> {
-  return config.duckdbMemoryLimit ? { memory_limit: config.duckdbMemoryLimit } : {};
+/**
+ * The DuckDB settings the configuration asks for, as Database.open takes them. Spills (DuckDB's
+ * temporary files, in DATA_DIR beside the database) are capped: by SPILL_LIMIT, or by default
+ * by half of what the disk had free at start above the reserve, so that neither one sort nor
+ * the results stored meanwhile can take the room kept for uploads (DESIGN §12). `freeBytes`
+ * is the disk's free space now and `reserveBytes` the reserve, when known.
+ */
+export function duckdbSettings(
+  config: Pick<Config, 'duckdbMemoryLimit'> & Partial<Pick<Config, 'spillLimitBytes'>>,
+  freeBytes?: number,
+  reserveBytes = 0,
+): Record<string, string> {
+  const settings: Record<string, string> = {};
+  if (config.duckdbMemoryLimit) settings.memory_limit = config.duckdbMemoryLimit;
+  const spill =
+    config.spillLimitBytes ??
+    (freeBytes === undefined ? undefined : Math.max(0, Math.floor((freeBytes - reserveBytes) / 2)));
+  if (spill !== undefined) settings.max_temp_directory_size = `${spill}B`;
+  return settings;
 }

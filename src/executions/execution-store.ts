@@ -91,6 +91,8 @@ export class ExecutionStore {
   private readonly byId = new Map<string, Execution>();
   /** Each query's executions in submission order (ids are monotonic ULIDs). */
   private readonly byQuery = new Map<number, Execution[]>();
+  /** Each owner's executions in submission order (for the quotas per key). */
+  private readonly byOwner = new Map<string, Execution[]>();
   /** The last revision handed out per execution. */
   private readonly revisions = new Map<string, number>();
 
@@ -124,6 +126,11 @@ export class ExecutionStore {
     return this.byQuery.get(queryId) ?? [];
   }
 
+  /** The owner's executions, oldest first. */
+  ofOwner(owner: string): readonly Execution[] {
+    return this.byOwner.get(owner) ?? [];
+  }
+
   /** Records the execution's new state; memory changes only once the database has it. */
   async save(execution: Execution): Promise<void> {
     const row = this.row(execution);
@@ -149,26 +156,8 @@ export class ExecutionStore {
   remember(execution: Execution): void {
     const known = this.byId.has(execution.id);
     this.byId.set(execution.id, execution);
-    const list = this.byQuery.get(execution.queryId);
-    if (!list) {
-      this.byQuery.set(execution.queryId, [execution]);
-      return;
-    }
-    if (!known) {
-      list.push(execution);
-      // Loaded rows come in id order and new ids are monotonic; keep the order regardless.
-      const last = list.length - 1;
-      if (last > 0 && (list[last - 1] as Execution).id > execution.id)
-        list.sort((a, b) => (a.id < b.id ? -1 : 1));
-      return;
-    }
-    // The execution that changes is nearly always one of the query's latest.
-    for (let i = list.length - 1; i >= 0; i--) {
-      if ((list[i] as Execution).id === execution.id) {
-        list[i] = execution;
-        return;
-      }
-    }
+    place(this.byQuery, execution.queryId, execution, known);
+    place(this.byOwner, execution.owner, execution, known);
   }
 
   async remove(id: string, session: Session): Promise<void> {
@@ -177,11 +166,8 @@ export class ExecutionStore {
     this.byId.delete(id);
     this.revisions.delete(id);
     if (!execution) return;
-    const list = this.byQuery.get(execution.queryId) ?? [];
-    // Purging goes oldest first, so the execution is found at the front.
-    const index = list.findIndex((e) => e.id === id);
-    if (index >= 0) list.splice(index, 1);
-    if (list.length === 0) this.byQuery.delete(execution.queryId);
+    unplace(this.byQuery, execution.queryId, id);
+    unplace(this.byOwner, execution.owner, id);
   }
 
   /** The record's values, with the given revision or the execution's next (1 and up). */
@@ -208,4 +194,36 @@ export class ExecutionStore {
       revision,
     ];
   }
+}
+
+/** Puts an execution into its group's list, kept in id (submission) order. */
+function place<K>(groups: Map<K, Execution[]>, key: K, execution: Execution, known: boolean): void {
+  const list = groups.get(key);
+  if (!list) {
+    groups.set(key, [execution]);
+    return;
+  }
+  if (!known) {
+    list.push(execution);
+    // Loaded rows come in id order and new ids are monotonic; keep the order regardless.
+    const last = list.length - 1;
+    if (last > 0 && (list[last - 1] as Execution).id > execution.id)
+      list.sort((a, b) => (a.id < b.id ? -1 : 1));
+    return;
+  }
+  // The execution that changes is nearly always one of the group's latest.
+  for (let i = list.length - 1; i >= 0; i--) {
+    if ((list[i] as Execution).id === execution.id) {
+      list[i] = execution;
+      return;
+    }
+  }
+}
+
+function unplace<K>(groups: Map<K, Execution[]>, key: K, id: string): void {
+  const list = groups.get(key) ?? [];
+  // Purging goes oldest first, so the execution is found at the front.
+  const index = list.findIndex((e) => e.id === id);
+  if (index >= 0) list.splice(index, 1);
+  if (list.length === 0) groups.delete(key);
 }

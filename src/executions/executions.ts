@@ -1,30 +1,59 @@
 import { monotonicFactory } from 'ulid';
+import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Database, InterruptibleSession } from '../storage/database.js';
+import {
+  type Database,
+  DatabaseClosingError,
+  type InterruptibleSession,
+  type Session,
+} from '../storage/database.js';
 import { qualifiedName } from '../storage/sql.js';
+import { isDiskFull } from '../storage/storage-error.js';
+import { FairLane, type LaneOptions } from '../workload/fair-lane.js';
 import {
   type Execution,
   FAILURE_TYPES,
   hasResult,
   isFinished,
   NO_PARAMETERS,
+  OPERATOR,
   SNAPSHOT_SCHEMA,
+  type SnapshotColumn,
   STATES,
   snapshotTable,
+  visibleState,
 } from './execution.js';
 import { ExecutionStore } from './execution-store.js';
+import { KeyQuotas } from './key-quotas.js';
 import { jsonArrayBytes, jsonRowsQuery, resultBytesQuery } from './row-rendering.js';
-import { createSnapshot, dropSnapshot, ResultOverCapError, SnapshotError, snapshotName } from './snapshot.js';
+import {
+  createSnapshot,
+  cutToBytes,
+  dropSnapshot,
+  keepFirstRows,
+  ResultOverCapError,
+  SnapshotError,
+  type StoreMode,
+  snapshotName,
+  startCounter,
+} from './snapshot.js';
+import { rowCounter, StoringWatch } from './storing-watch.js';
 
 /**
  * Runs queries as executions, each on a connection of its own so that serving and uploads
  * go on meanwhile. A run's rows become visible only when its record says COMPLETED: until
  * then every request keeps getting the previous result.
  *
- * Two lanes, each with its own limit of executions running at once and its own queue: the
- * operator's query files (trusted SQL, refreshed by the scheduler) and users' SQL, which is
- * also interrupted past a time limit. A burst of users' queries thus never delays the
- * metrics refresh, and the other way round.
+ * Two lanes, each a FairLane (src/workload/fair-lane.ts) with its own slots and queue: the
+ * operator's query files refreshed by the scheduler (trusted SQL), and users' runs (their SQL,
+ * and their runs of the operator's files), shared fairly between keys: one key runs at most
+ * `perKey` at once and keys take turns, so nobody's work waits behind one key's queue, and
+ * the scheduler's refreshes never wait behind users. Many runs at once are fine: DuckDB's
+ * scheduler interleaves their tasks, so a short query next to long ones takes a few times its
+ * time alone instead of waiting for them (measured: a 10–25 ms aggregate took 30–130 ms while
+ * two or four minute-long joins ran, 2026-11-27, docs/library-notes.md). Users' runs are
+ * interrupted past a time limit, and their results are held to the storage limits of
+ * DESIGN §12 (storing-watch.ts while stored, key-quotas.ts once kept).
  */
 
 export type Lane = 'operator' | 'users';
@@ -43,13 +72,28 @@ export interface RunRequest {
   readsPrivate?: boolean;
 }
 
+/** What users' results may take of the disk (DESIGN §12). */
+export interface StorageLimits {
+  /** A kept result's bytes as JSON (total_result_set_bytes) at most: past it, cut as a partial result. */
+  maxResultBytes: number;
+  /** Bytes of one key's kept results at most: past it, its oldest results expire. */
+  keyResultBytes: number;
+  /** One key's finished executions kept at most: past it, its oldest are removed. */
+  keyExecutions: number;
+  /** Free bytes on DATA_DIR's disk that users' results may not take. */
+  reserveBytes: number;
+  dataDir: string;
+}
+
 export interface ExecutionsOptions {
   maxResultRows: number;
   retentionHours: number;
-  /** Executions that may run at once, per lane (default 2 each). */
-  running?: Partial<Record<Lane, number>>;
+  /** Each lane's slots and queue bounds (default: 2 slots, no bound on queues). */
+  lanes?: Partial<Record<Lane, LaneOptions>>;
   /** Users' executions are interrupted after this many seconds (default: never). */
   usersTimeoutSeconds?: number;
+  /** Users' results held to these limits (default: none; the `refresh` command runs without). */
+  storage?: StorageLimits;
 }
 
 interface Queued {
@@ -61,6 +105,10 @@ interface Running extends Queued {
   session?: InterruptibleSession;
   cancelled: boolean;
   timedOut: boolean;
+  /** The storing watch found it past the byte cap: stored again, cut at this many rows. */
+  cutAt?: number;
+  /** The disk's free space fell under the reserve while it was stored. */
+  overReserve: boolean;
   /** Interrupts again and again once the run is to stop, until it has. */
   stopping?: NodeJS.Timeout;
   done: Promise<void>;
@@ -107,17 +155,26 @@ const PENDING_RECORD_DELAY_MS = 50;
 
 const LANES: readonly Lane[] = ['operator', 'users'];
 
+/** The operator's lane has one key: its refreshes go in order. */
+const OPERATOR_KEY = OPERATOR;
+
+const DEFAULT_LANE: LaneOptions = { slots: 2, perKey: 2, queuedPerKey: Number.POSITIVE_INFINITY };
+
 export class Executions {
   readonly store: ExecutionStore;
-  private readonly queues: Record<Lane, Queued[]> = { operator: [], users: [] };
+  private readonly lanes: Record<Lane, FairLane>;
+  /** Executions waiting in a lane, by id. */
+  private readonly waiting = new Map<string, Queued>();
   private readonly running = new Map<string, Running>();
   private readonly listeners: Listener[] = [];
   private closed = false;
-  /** Executions whose snapshot is known to be gone, so purging does not drop them again. */
-  private readonly dropped = new Set<string>();
   private readonly latestResults = new Map<number, Execution | undefined>();
   /** Executions whose PENDING record is not written yet, with the timer that will write it. */
   private readonly unrecorded = new Map<string, NodeJS.Timeout>();
+  private readonly watch: StoringWatch | undefined;
+  private readonly quotas: KeyQuotas;
+  /** Statements of other doors (the Postgres wire) holding users' slots, by a counter. */
+  private borrowings = 0;
 
   constructor(
     private readonly database: Database,
@@ -125,6 +182,24 @@ export class Executions {
     private readonly logger: Logger,
   ) {
     this.store = new ExecutionStore(database);
+    this.lanes = {
+      operator: new FairLane(options.lanes?.operator ?? DEFAULT_LANE),
+      users: new FairLane(options.lanes?.users ?? DEFAULT_LANE),
+    };
+    const storage = options.storage;
+    if (storage) {
+      this.watch = new StoringWatch(
+        database,
+        {
+          maxResultBytes: storage.maxResultBytes,
+          reserveBytes: storage.reserveBytes,
+          dataDir: storage.dataDir,
+          slots: this.lanes.operator.limits.slots + this.lanes.users.limits.slots,
+        },
+        logger,
+      );
+    }
+    this.quotas = new KeyQuotas(database, this.store, storage, logger);
   }
 
   /**
@@ -133,6 +208,7 @@ export class Executions {
    * record) are dropped.
    */
   async open(): Promise<void> {
+    await this.watch?.open();
     const executions = await this.store.load();
     const kept = new Set(executions.filter(isFinished).map((execution) => snapshotTable(execution.id)));
     const tables = await this.database.read((s) =>
@@ -158,6 +234,7 @@ export class Executions {
         },
       });
     }
+    this.quotas.loaded();
   }
 
   get(id: string): Execution | undefined {
@@ -188,11 +265,14 @@ export class Executions {
     return undefined;
   }
 
-  /** 1-based place of a pending execution in its lane's queue; undefined once it runs. */
+  /**
+   * 1-based place of a pending execution among those that start before it in its lane, as
+   * the lane's turns go (FairLane.position); undefined once it runs.
+   */
   queuePosition(id: string): number | undefined {
     for (const lane of LANES) {
-      const index = this.queues[lane].findIndex((q) => q.execution.id === id);
-      if (index >= 0) return index + 1;
+      const position = this.lanes[lane].position(id);
+      if (position !== undefined) return position;
     }
     return undefined;
   }
@@ -202,9 +282,15 @@ export class Executions {
     this.listeners.push(listener);
   }
 
-  /** Queues a run; resolves once it is recorded as pending. */
+  /**
+   * Queues a run; resolves once it is recorded as pending. A key whose waiting runs are at
+   * its lane's bound is refused with a 429, and nothing is recorded.
+   */
   async submit(request: RunRequest): Promise<Execution> {
     if (this.closed) throw new Error('the executions are closed');
+    const lane = this.lanes[request.lane];
+    const key = laneKey(request);
+    if (lane.isFull(key)) throw queueFull(lane.limits.queuedPerKey);
     const execution: Execution = {
       id: nextId(),
       queryId: request.queryId,
@@ -218,35 +304,62 @@ export class Executions {
     const timer = setTimeout(() => this.recordPending(execution.id), PENDING_RECORD_DELAY_MS);
     timer.unref();
     this.unrecorded.set(execution.id, timer);
-    this.queues[request.lane].push({ execution, request });
-    this.pump();
+    const queued: Queued = { execution, request };
+    this.waiting.set(execution.id, queued);
+    lane.enqueue(key, execution.id, () => this.start(queued));
     return execution;
+  }
+
+  /**
+   * A run of the query with these parameter values that is waiting to start, if any: a new
+   * request for the same run of an operator's file takes that one instead of queueing another
+   * (it will read the data as it is when it starts, after the request).
+   */
+  waitingRun(queryId: number, parameterSet: string = NO_PARAMETERS): Execution | undefined {
+    for (const { execution } of this.waiting.values())
+      if (execution.queryId === queryId && execution.parameterSet === parameterSet) return execution;
+    return undefined;
+  }
+
+  /**
+   * Runs `work` in one of the users' lane's slots of `owner`, once its turn comes: for
+   * statements of the other doors to users' SQL (the Postgres wire protocol), which count
+   * against the same limits as executions. A key whose waiting work is at the lane's bound is
+   * refused with a 429.
+   */
+  async inUsersLane<T>(owner: string, work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('the executions are closed');
+    const lane = this.lanes.users;
+    if (lane.isFull(owner)) throw queueFull(lane.limits.queuedPerKey);
+    await new Promise<void>((resolve) => lane.enqueue(owner, `door-${++this.borrowings}`, resolve));
+    try {
+      return await work();
+    } finally {
+      lane.finished(owner);
+    }
   }
 
   /** Whether a run of the query is queued or running. */
   isBusy(queryId: number): boolean {
     return (
       [...this.running.values()].some((r) => r.execution.queryId === queryId) ||
-      LANES.some((lane) => this.queues[lane].some((q) => q.execution.queryId === queryId))
+      [...this.waiting.values()].some((q) => q.execution.queryId === queryId)
     );
   }
 
   /** Cancels a pending or running execution; false when it had already finished. */
   async cancel(id: string): Promise<boolean> {
-    for (const lane of LANES) {
-      const index = this.queues[lane].findIndex((q) => q.execution.id === id);
-      if (index < 0) continue;
-      const [queued] = this.queues[lane].splice(index, 1);
-      if (queued) {
-        const now = new Date();
-        await this.finish({
-          ...queued.execution,
-          state: STATES.cancelled,
-          cancelledAt: now,
-          endedAt: now,
-          expiresAt: this.expiry(now),
-        });
-      }
+    const queued = this.waiting.get(id);
+    if (queued && this.lanes[queued.request.lane].withdraw(id)) {
+      this.waiting.delete(id);
+      const now = new Date();
+      await this.finish({
+        ...queued.execution,
+        state: STATES.cancelled,
+        cancelledAt: now,
+        endedAt: now,
+        expiresAt: this.expiry(now),
+      });
       return true;
     }
     const running = this.running.get(id);
@@ -258,9 +371,21 @@ export class Executions {
     return false;
   }
 
+  /**
+   * Drops an execution's result now, before its expiry (DESIGN §12): its rows are gone, and
+   * it answers QUERY_STATE_EXPIRED from then on. False when it has no result to drop.
+   */
+  async deleteResult(id: string): Promise<boolean> {
+    const execution = this.store.get(id);
+    if (!execution || !hasResult(execution) || visibleState(execution) === STATES.expired) return false;
+    await this.quotas.expire([execution]);
+    this.latestResults.delete(execution.queryId);
+    return true;
+  }
+
   /** Resolves when nothing is queued or running. */
   async whenIdle(): Promise<void> {
-    while (this.running.size > 0 || LANES.some((lane) => this.queues[lane].length > 0)) {
+    while (this.running.size > 0 || this.waiting.size > 0) {
       await Promise.all([...this.running.values()].map((r) => r.done));
     }
   }
@@ -270,11 +395,21 @@ export class Executions {
     this.closed = true;
     // Queued before the database closes, so that the next start finds them and marks them failed.
     for (const id of [...this.unrecorded.keys()]) this.recordPending(id);
-    for (const lane of LANES) this.queues[lane].length = 0;
+    for (const lane of LANES) this.lanes[lane].clearWaiting();
+    this.waiting.clear();
     for (const running of this.running.values()) {
       running.cancelled = true;
       stop(running);
     }
+    this.watch?.close();
+  }
+
+  /**
+   * Drops the snapshots of executions past their expiry and, a day later, their records.
+   * Until then an expired execution still answers, as QUERY_STATE_EXPIRED without rows.
+   */
+  purgeExpired(now = Date.now()): Promise<number> {
+    return this.quotas.purgeExpired(now, (execution) => this.latestResults.delete(execution.queryId));
   }
 
   /** Writes the PENDING record of an execution that has not finished (see PENDING_RECORD_DELAY_MS). */
@@ -284,39 +419,35 @@ export class Executions {
     const execution = this.store.get(id);
     if (!execution || isFinished(execution)) return;
     // As first recorded: EXECUTING lives in memory only.
-    this.store
-      .savePending({ ...execution, state: STATES.pending })
-      .catch((error: unknown) =>
-        this.logger.error({ err: error, executionId: id }, 'could not record a new execution'),
-      );
+    this.store.savePending({ ...execution, state: STATES.pending }).catch((error: unknown) => {
+      const level = this.closed || error instanceof DatabaseClosingError ? 'debug' : 'error';
+      this.logger[level]({ err: error, executionId: id }, 'could not record a new execution');
+    });
   }
 
-  private runningIn(lane: Lane): number {
-    let count = 0;
-    for (const running of this.running.values()) if (running.request.lane === lane) count++;
-    return count;
-  }
-
-  private pump(): void {
-    for (const lane of LANES) {
-      const limit = this.options.running?.[lane] ?? 2;
-      while (!this.closed && this.runningIn(lane) < limit) {
-        const next = this.queues[lane].shift();
-        if (!next) break;
-        const running: Running = { ...next, cancelled: false, timedOut: false, done: Promise.resolve() };
-        const id = next.execution.id;
-        this.running.set(id, running);
-        running.done = this.run(running)
-          .catch((error: unknown) =>
-            this.logger.error({ err: error, executionId: id }, 'execution bookkeeping failed'),
-          )
-          .finally(() => {
-            clearInterval(running.stopping);
-            this.running.delete(id);
-            this.pump();
-          });
-      }
-    }
+  /** Its lane says it may run now. */
+  private start(queued: Queued): void {
+    const id = queued.execution.id;
+    this.waiting.delete(id);
+    const running: Running = {
+      ...queued,
+      cancelled: false,
+      timedOut: false,
+      overReserve: false,
+      done: Promise.resolve(),
+    };
+    this.running.set(id, running);
+    running.done = this.run(running)
+      .catch((error: unknown) => {
+        // A run that ends while the service stops is not a failure of the service.
+        const level = this.closed || error instanceof DatabaseClosingError ? 'debug' : 'error';
+        this.logger[level]({ err: error, executionId: id }, 'execution bookkeeping failed');
+      })
+      .finally(() => {
+        clearInterval(running.stopping);
+        this.running.delete(id);
+        this.lanes[queued.request.lane].finished(laneKey(queued.request));
+      });
   }
 
   private expiry(from: Date): Date {
@@ -331,26 +462,22 @@ export class Executions {
     const log = this.logger.child({ executionId: started.id, queryId: started.queryId });
     log.info('execution started');
     const timeout = this.options.usersTimeoutSeconds;
-    let timer: NodeJS.Timeout | undefined;
+    const users = running.request.lane === 'users';
+    const timer =
+      users && timeout !== undefined
+        ? setTimeout(() => {
+            running.timedOut = true;
+            stop(running);
+          }, timeout * 1000)
+        : undefined;
     try {
-      // The rows and the COMPLETED record are stored by storeResult (one commit, or two for a large result).
-      const { execution: completed, rows } = await this.database.dedicated(async (session) => {
-        running.session = session;
-        try {
-          if (running.cancelled) throw new Error('cancelled before it started');
-          if (running.request.lane === 'users' && timeout !== undefined) {
-            timer = setTimeout(() => {
-              running.timedOut = true;
-              stop(running);
-            }, timeout * 1000);
-          }
-          return await this.storeResult(running, started, session);
-        } finally {
-          // The connection closes or serves another run when this returns: nothing may interrupt it after.
-          running.session = undefined;
-        }
-      });
-      clearTimeout(timer);
+      if (users && (await this.watch?.belowReserve())) {
+        running.overReserve = true;
+        throw new Error('the disk is under its reserve');
+      }
+      const { execution: completed, rows } = await this.storeAll(running, started);
+      // The key's oldest results make room before the new one is seen.
+      if (users) await this.quotas.enforce(completed, this.latestResults);
       this.store.remember(completed);
       this.announce(completed, rows);
       log.info(
@@ -361,35 +488,70 @@ export class Executions {
         'execution completed',
       );
     } catch (error) {
+      await this.ended(running, started, error, log);
+    } finally {
       clearTimeout(timer);
-      // Rolled back with its transaction; dropped again in case the failure came after COMMIT.
-      await this.database.write((s) => dropSnapshot(s, started.id)).catch(() => undefined);
-      const endedAt = new Date();
-      if (running.cancelled) {
-        if (this.closed) return; // Shutting down: the next start records it as cut short.
-        await this.finish({
-          ...started,
-          state: STATES.cancelled,
-          cancelledAt: endedAt,
-          endedAt,
-          expiresAt: this.expiry(endedAt),
-        });
-        log.info('execution cancelled');
-        return;
-      }
-      const message = running.timedOut
-        ? `the query ran longer than the time limit of ${timeout} seconds (QUERY_TIMEOUT_SECONDS) and was stopped`
-        : error instanceof SnapshotError
-          ? error.message
-          : firstLine(error);
+    }
+  }
+
+  /** A run that did not complete: cancelled, stopped, or failed, with the reason. */
+  private async ended(running: Running, started: Execution, error: unknown, log: Logger): Promise<void> {
+    // Rolled back with its transaction; dropped again in case the failure came after COMMIT.
+    await this.database.write((s) => dropSnapshot(s, started.id)).catch(() => undefined);
+    const endedAt = new Date();
+    if (running.cancelled) {
+      if (this.closed) return; // Shutting down: the next start records it as cut short.
       await this.finish({
         ...started,
-        state: STATES.failed,
+        state: STATES.cancelled,
+        cancelledAt: endedAt,
         endedAt,
         expiresAt: this.expiry(endedAt),
-        error: { type: FAILURE_TYPES.executionFailed, message },
       });
-      log.warn({ error: message }, 'execution failed');
+      log.info('execution cancelled');
+      return;
+    }
+    const message = failureMessage(running, error, this.options);
+    await this.finish({
+      ...started,
+      state: STATES.failed,
+      endedAt,
+      expiresAt: this.expiry(endedAt),
+      error: { type: FAILURE_TYPES.executionFailed, message },
+    });
+    log.warn({ error: message }, 'execution failed');
+  }
+
+  /**
+   * Stores the run's result: every row counted to the row cap; past the row cap, or past the
+   * byte cap while stored (the storing watch), stored again cut, on a new connection (the
+   * interrupted one may keep the interrupt for its next statement).
+   */
+  private async storeAll(
+    running: Running,
+    started: Execution,
+  ): Promise<{ execution: Execution; rows?: string[] }> {
+    let cutAt: number | undefined;
+    for (;;) {
+      try {
+        return await this.database.dedicated(async (session) => {
+          running.session = session;
+          try {
+            if (running.cancelled) throw new Error('cancelled before it started');
+            return await this.storeResult(running, started, session, cutAt);
+          } finally {
+            // The connection closes or serves another run when this returns: nothing may interrupt it after.
+            running.session = undefined;
+          }
+        });
+      } catch (error) {
+        if (cutAt !== undefined || running.cancelled || running.timedOut || running.overReserve) throw error;
+        if (error instanceof ResultOverCapError) cutAt = this.options.maxResultRows;
+        else if (running.cutAt !== undefined) cutAt = running.cutAt;
+        else throw error;
+        clearInterval(running.stopping);
+        running.stopping = undefined;
+      }
     }
   }
 
@@ -407,42 +569,59 @@ export class Executions {
     running: Running,
     started: Execution,
     session: InterruptibleSession,
-    cut = false,
+    cutAt: number | undefined,
   ): Promise<{ execution: Execution; rows?: string[] }> {
     await session.run('BEGIN TRANSACTION');
+    const slot = this.watch?.claimSlot();
     try {
+      const counter = await startCounter(session, slot === undefined ? undefined : rowCounter(slot));
+      if (slot !== undefined) this.watchStoring(running, slot, counter.start);
+      const mode: StoreMode = cutAt === undefined ? { counter } : { cutAt };
       const snapshot = await createSnapshot(
         session,
         started.id,
         running.request.sql,
         this.options.maxResultRows,
-        cut,
+        mode,
       );
       // An interrupt that came between two statements stopped nothing: check.
-      if (running.cancelled || running.timedOut) throw new Error('interrupted');
+      if (this.mustStop(running, cutAt)) throw new Error('interrupted');
       const table = snapshotName(started.id);
       let rows: string[] | undefined;
       let bytes: number;
+      let truncated = snapshot.truncated;
+      let rowCount = snapshot.rowCount;
+      const maxBytes = this.options.storage?.maxResultBytes ?? Number.POSITIVE_INFINITY;
       if (snapshot.rowCount <= RENDERED_ROWS_MAX) {
         rows = (await session.query(jsonRowsQuery(table, snapshot.columns))).rows.map(
           (row) => row[0] as string,
         );
         bytes = jsonArrayBytes(rows);
+        if (bytes > maxBytes) {
+          rows = rowsWithin(rows, maxBytes);
+          rowCount = await keepFirstRows(session, table, rows.length);
+          bytes = jsonArrayBytes(rows);
+          truncated = true;
+        }
       } else {
         await session.run('COMMIT');
-        const [counted] = await session.all<{ bytes: bigint }>(resultBytesQuery(table, snapshot.columns));
-        bytes = Number(counted?.bytes ?? 2);
-        if (running.cancelled || running.timedOut) throw new Error('interrupted');
+        bytes = await countBytes(session, table, snapshot.columns);
+        if (bytes > maxBytes) {
+          rowCount = await cutToBytes(session, started.id, snapshot.columns, maxBytes);
+          bytes = await countBytes(session, table, snapshot.columns);
+          truncated = true;
+        }
+        if (this.mustStop(running, cutAt)) throw new Error('interrupted');
         await session.run('BEGIN TRANSACTION');
       }
       const endedAt = new Date();
       const execution: Execution = {
         ...started,
-        state: snapshot.truncated ? STATES.completedPartial : STATES.completed,
+        state: truncated ? STATES.completedPartial : STATES.completed,
         endedAt,
         expiresAt: this.expiry(endedAt),
         columns: snapshot.columns,
-        rowCount: snapshot.rowCount,
+        rowCount,
         resultBytes: bytes,
       };
       await this.store.append(session, execution);
@@ -451,15 +630,57 @@ export class Executions {
     } catch (error) {
       // Nothing to roll back when the rows were committed: the run's caller drops them.
       await session.run('ROLLBACK').catch(() => undefined);
-      // Over the cap: stored again, cut to it (snapshot.ts says why in two tries).
-      if (error instanceof ResultOverCapError && !cut && !running.cancelled && !running.timedOut)
-        return this.storeResult(running, started, session, true);
       throw error;
+    } finally {
+      if (slot !== undefined) this.watch?.release(started.id, slot);
     }
   }
 
+  /** Whether the run was told to stop while a statement ran (the byte cap counts only while counted). */
+  private mustStop(running: Running, cutAt: number | undefined): boolean {
+    return (
+      running.cancelled ||
+      running.timedOut ||
+      running.overReserve ||
+      (cutAt === undefined && running.cutAt !== undefined)
+    );
+  }
+
+  private watchStoring(running: Running, slot: number, start: bigint): void {
+    this.watch?.track(
+      {
+        id: running.execution.id,
+        limited: running.request.lane === 'users',
+        overCap: (rowsThatFit) => {
+          running.cutAt = rowsThatFit;
+          stop(running);
+        },
+        overReserve: () => {
+          running.overReserve = true;
+          stop(running);
+        },
+      },
+      slot,
+      start,
+    );
+  }
+
+  /**
+   * Records a finished execution. One whose record cannot be written (a full disk, the
+   * database closing) is finished in memory all the same, so that status and cancel tell the
+   * truth; the next start finds its last record unfinished and marks it failed.
+   */
   private async finish(execution: Execution): Promise<void> {
-    await this.store.save(execution);
+    try {
+      await this.store.save(execution);
+    } catch (error) {
+      const level = this.closed || error instanceof DatabaseClosingError ? 'debug' : 'error';
+      this.logger[level](
+        { err: error, executionId: execution.id },
+        'could not record the end of an execution',
+      );
+      this.store.remember(execution);
+    }
     this.announce(execution);
   }
 
@@ -470,28 +691,50 @@ export class Executions {
     this.latestResults.delete(execution.queryId);
     for (const listener of this.listeners) listener(execution, rows);
   }
+}
 
-  /**
-   * Drops the snapshots of executions past their expiry and, a day later, their records.
-   * Until then an expired execution still answers, as QUERY_STATE_EXPIRED without rows.
-   */
-  async purgeExpired(now = Date.now()): Promise<number> {
-    let purged = 0;
-    for (const execution of this.store.all()) {
-      if (!isFinished(execution) || !execution.expiresAt || execution.expiresAt.getTime() > now) continue;
-      const recordGone = execution.expiresAt.getTime() + 86_400_000 <= now;
-      if (this.dropped.has(execution.id) && !recordGone) continue;
-      await this.database.write(async (session) => {
-        await dropSnapshot(session, execution.id);
-        if (recordGone) await this.store.remove(execution.id, session);
-      });
-      this.latestResults.delete(execution.queryId);
-      if (recordGone) this.dropped.delete(execution.id);
-      else this.dropped.add(execution.id);
-      purged++;
-    }
-    return purged;
+/** The key a run is scheduled under in its lane: its owner in the users' lane. */
+function laneKey(request: RunRequest): string {
+  return request.lane === 'users' ? request.owner : OPERATOR_KEY;
+}
+
+function queueFull(limit: number): ApiError {
+  return new ApiError(
+    'rate_limited',
+    `this key has ${limit} executions waiting to run already (MAX_QUEUED_QUERIES_PER_KEY); wait for some to finish, or cancel them, before submitting more`,
+    { 'Retry-After': '5' },
+  );
+}
+
+/** The JSON bytes of a committed snapshot (total_result_set_bytes). */
+async function countBytes(
+  session: Session,
+  table: string,
+  columns: readonly SnapshotColumn[],
+): Promise<number> {
+  const [counted] = await session.all<{ bytes: bigint }>(resultBytesQuery(table, columns));
+  return Number(counted?.bytes ?? 2);
+}
+
+/** The first rows whose JSON array fits in `maxBytes`. */
+function rowsWithin(rows: string[], maxBytes: number): string[] {
+  let bytes = 2;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += Buffer.byteLength(rows[i] as string) + (i > 0 ? 1 : 0);
+    if (bytes > maxBytes) return rows.slice(0, i);
   }
+  return rows;
+}
+
+/** Why a run failed, in words for its owner. */
+function failureMessage(running: Running, error: unknown, options: ExecutionsOptions): string {
+  if (running.timedOut)
+    return `the query ran longer than the time limit of ${options.usersTimeoutSeconds} seconds (QUERY_TIMEOUT_SECONDS) and was stopped`;
+  if (running.overReserve)
+    return `DATA_DIR's disk has less free space than the reserve kept for uploads (DISK_RESERVE_BYTES, ${options.storage?.reserveBytes} bytes): the result was not stored; delete results you no longer need, or ask the operator for space`;
+  if (isDiskFull(error)) return "DATA_DIR's disk is full: the result could not be stored";
+  if (error instanceof SnapshotError) return error.message;
+  return firstLine(error);
 }
 
 /** DuckDB's message without the lines after the first (a caret, or hints naming other tables). */

@@ -2,6 +2,7 @@ import type { InterruptibleSession, Session } from '../storage/database.js';
 import { qualifiedName } from '../storage/sql.js';
 import { RaisedError, raise } from '../storage/storage-error.js';
 import { SNAPSHOT_SCHEMA, type SnapshotColumn, snapshotTable } from './execution.js';
+import { jsonRowExpression } from './row-rendering.js';
 
 /**
  * An execution's rows, stored once as a table that is never written again. The query's
@@ -25,44 +26,65 @@ export function snapshotName(executionId: string): string {
   return qualifiedName(SNAPSHOT_SCHEMA, snapshotTable(executionId));
 }
 
-/** The result has more rows than the cap: store it again with `cut: true`, in a new transaction. */
+/** The result has more rows than the cap: store it again, cut, in a new transaction. */
 export class ResultOverCapError extends Error {
   override name = 'ResultOverCapError';
 }
 
-/** The run's connection's own counter of the rows being stored (a temporary sequence). */
-const ROW_COUNTER = 'temp.main.service_result_rows';
+/** Where a run counts its rows as they pass: a sequence, and its value before the first. */
+export interface RowCounter {
+  sequence: string;
+  start: bigint;
+}
+
+/** How a snapshot is stored: every row, counted up to the cap; or cut at `rows` rows. */
+export type StoreMode = { counter: RowCounter } | { cutAt: number };
+
+/** A counter of the run's connection's own, for a run that has no slot of the storing watch. */
+const LOCAL_COUNTER = 'temp.main.service_result_rows';
 const OVER_CAP = 'result over the row cap';
+
+/** The value of `sequence` before the run's first row (DuckDB has no setval: each run reads where it starts). */
+export async function startCounter(session: Session, sequence?: string): Promise<RowCounter> {
+  if (sequence === undefined) {
+    await session.run(`CREATE OR REPLACE TEMP SEQUENCE ${LOCAL_COUNTER} START 1`);
+    return { sequence: LOCAL_COUNTER, start: 0n };
+  }
+  const [row] = await session.all<{ start: bigint }>(`SELECT nextval('${sequence}') AS start`);
+  return { sequence, start: BigInt(row?.start ?? 0n) };
+}
 
 /**
  * Stores the result of `sql` as the execution's table.
  *
- * At first (`cut` false) every row is stored, each counted as it passes by a sequence that
- * fails the statement at row `maxRows + 1`: DuckDB stores the rows in parallel and in order,
- * and a runaway query stops at the cap. A `LIMIT maxRows + 1` would do the same in one
- * statement, but a LIMIT that keeps the rows' order collects them on one thread: a million
- * rows of ten million took 386–423 ms against 243–252 ms with the counter (a scratch script,
- * DuckDB 1.5.6, docs/library-notes.md). The failed statement ends its transaction (DuckDB has
- * no savepoints), so a result over the cap throws ResultOverCapError, and the caller stores it
- * again with `cut` true: the LIMIT, then the rows past the cap deleted.
+ * Counted, every row is stored, each counted as it passes by a sequence that fails the
+ * statement at row `maxRows + 1`: DuckDB stores the rows in parallel and in order, and a
+ * runaway query stops at the cap. A `LIMIT maxRows + 1` would do the same in one statement,
+ * but a LIMIT that keeps the rows' order collects them on one thread: a million rows of ten
+ * million took 386–423 ms against 243–252 ms with the counter (a scratch script, DuckDB 1.5.6,
+ * docs/library-notes.md). The failed statement ends its transaction (DuckDB has no
+ * savepoints), so a result over the cap throws ResultOverCapError, and the caller stores it
+ * again, cut: the LIMIT, then the rows past the cut deleted. A result stopped at the byte cap
+ * (storing-watch.ts) is stored again cut the same way. The counter's sequence is also what the
+ * storing watch reads to know how many rows a run has stored.
  */
 export async function createSnapshot(
   session: InterruptibleSession,
   executionId: string,
   sql: string,
   maxRows: number,
-  cut = false,
+  mode: StoreMode,
 ): Promise<SnapshotSummary> {
   const table = snapshotName(executionId);
   let rowCount: number;
   let truncated = false;
-  if (!cut) {
+  if ('counter' in mode) {
+    const { sequence, start } = mode.counter;
     // CREATE TABLE AS answers the number of rows it stored.
-    await session.run(`CREATE OR REPLACE TEMP SEQUENCE ${ROW_COUNTER}`);
     try {
       const created = await session.query(
         `CREATE TABLE ${table} AS SELECT * FROM (\n${sql}\n) ` +
-          `WHERE CASE WHEN nextval('${ROW_COUNTER}') > ${maxRows} THEN ${raise(OVER_CAP)} ELSE true END`,
+          `WHERE CASE WHEN nextval('${sequence}') > ${start + BigInt(maxRows)} THEN ${raise(OVER_CAP)} ELSE true END`,
       );
       rowCount = Number(created.rows[0]?.[0] ?? 0);
     } catch (error) {
@@ -70,20 +92,14 @@ export async function createSnapshot(
       throw error;
     }
   } else {
+    const keep = Math.min(mode.cutAt, maxRows);
     // One row more than kept tells whether the result was cut.
     const created = await session.query(
-      `CREATE TABLE ${table} AS SELECT * FROM (\n${sql}\n) LIMIT ${maxRows + 1}`,
+      `CREATE TABLE ${table} AS SELECT * FROM (\n${sql}\n) LIMIT ${keep + 1}`,
     );
     rowCount = Number(created.rows[0]?.[0] ?? 0);
-    truncated = rowCount > maxRows;
-    if (truncated) {
-      // Relative to the first row id: inside the transaction that creates it, a table's rows
-      // have transaction-local ids (from 2^55 in DuckDB 1.5); they become 0, 1, … at commit.
-      await session.run(`DELETE FROM ${table} WHERE rowid >= (SELECT min(rowid) FROM ${table}) + ?`, [
-        maxRows,
-      ]);
-      rowCount = maxRows;
-    }
+    truncated = rowCount > keep;
+    if (truncated) rowCount = await keepFirstRows(session, table, keep);
   }
   const columns = await snapshotColumns(session, executionId);
   if (columns.some((c) => c.name.toLowerCase() === 'rowid')) {
@@ -92,6 +108,39 @@ export async function createSnapshot(
     );
   }
   return { columns, rowCount, truncated };
+}
+
+/**
+ * Deletes every row of the snapshot after its first `rows`. Relative to the first row id:
+ * inside the transaction that creates it, a table's rows have transaction-local ids (from
+ * 2^55 in DuckDB 1.5); they become 0, 1, … at commit.
+ */
+export async function keepFirstRows(session: Session, table: string, rows: number): Promise<number> {
+  await session.run(`DELETE FROM ${table} WHERE rowid >= (SELECT min(rowid) FROM ${table}) + ?`, [rows]);
+  return rows;
+}
+
+/**
+ * Cuts a stored snapshot to the rows whose JSON, as pages send it (total_result_set_bytes),
+ * fits in `maxBytes`: the rows up to the last whose running total of bytes is within it.
+ * Renders every row once; only a result over the byte cap pays for it.
+ */
+export async function cutToBytes(
+  session: Session,
+  executionId: string,
+  columns: readonly SnapshotColumn[],
+  maxBytes: number,
+): Promise<number> {
+  const table = snapshotName(executionId);
+  // `[` and `]`, and per row its text and the `,` before the next.
+  const [row] = await session.all<{ rows: bigint }>(
+    `SELECT count(*) AS rows FROM (
+       SELECT sum(strlen(${jsonRowExpression(columns)}) + 1) OVER (ORDER BY rowid ROWS UNBOUNDED PRECEDING) AS bytes
+       FROM ${table}
+     ) WHERE bytes + 1 <= ?`,
+    [maxBytes],
+  );
+  return keepFirstRows(session, table, Number(row?.rows ?? 0));
 }
 
 /**

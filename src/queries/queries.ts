@@ -22,6 +22,7 @@ import { type Query, queryFromFile } from './query.js';
 import {
   assertCanCancel,
   assertCanChange,
+  assertCanDeleteResult,
   assertNotArchived,
   canReadExecution,
   canSeeQuery,
@@ -134,7 +135,12 @@ export class Queries {
     assertNotArchived(query, 'executed');
     const values = resolveValues(query.parameters, request.values, 'query_parameters');
     if (query.source === 'file') {
-      return this.executions.submit({ queryId: id, sql: query.sql, owner: account.handle, lane: 'operator' });
+      // In the users' lane, as the key's own work; a run of the file waiting to start already
+      // (the scheduler's, or another key's) is the same run: it reads the data as it is then.
+      return (
+        this.executions.waitingRun(id) ??
+        this.executions.submit({ queryId: id, sql: query.sql, owner: account.handle, lane: 'users' })
+      );
     }
     const sandboxed = await this.sandbox(
       account,
@@ -201,6 +207,17 @@ export class Queries {
     if (!execution) throw executionNotFound(executionId);
     assertCanCancel(account, execution, await this.find(execution.queryId));
     return this.executions.cancel(execution.id);
+  }
+
+  /**
+   * Deletes an execution's result before its expiry (DESIGN §12): false when it has none
+   * (not finished, failed, or expired already).
+   */
+  async deleteResult(account: Account, executionId: string): Promise<boolean> {
+    const execution = this.executions.get(executionId);
+    if (!execution) throw executionNotFound(executionId);
+    assertCanDeleteResult(account, execution, await this.find(execution.queryId));
+    return this.executions.deleteResult(execution.id);
   }
 
   /** The query as the caller may change it (404 when they may not see it, else 403). */

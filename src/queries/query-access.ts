@@ -52,11 +52,29 @@ export function canReadExecution(account: Account, execution: Execution, query: 
  * read the execution at all.
  */
 export function assertCanCancel(account: Account, execution: Execution, query: Query | undefined): void {
+  assertCanManage(account, execution, query, 'cancel it');
+}
+
+/** Deleting a result before its expiry: the same people as cancel. */
+export function assertCanDeleteResult(
+  account: Account,
+  execution: Execution,
+  query: Query | undefined,
+): void {
+  assertCanManage(account, execution, query, 'delete its result');
+}
+
+function assertCanManage(
+  account: Account,
+  execution: Execution,
+  query: Query | undefined,
+  action: string,
+): void {
   if (account.admin) return;
   if (!canReadExecution(account, execution, query)) throw executionNotFound(execution.id);
   if (isOwner(account, execution.owner)) return;
   if (query?.source === 'user' && isOwner(account, query.owner)) return;
   throw forbidden(
-    `execution ${execution.id} was started by ${execution.owner}: only they, the query's owner or an admin may cancel it`,
+    `execution ${execution.id} was started by ${execution.owner}: only they, the query's owner or an admin may ${action}`,
   );
 }

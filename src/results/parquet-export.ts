@@ -13,6 +13,7 @@ import {
 import type { Database, SqlValue } from '../storage/database.js';
 import { quoteIdentifier, quoteLiteral } from '../storage/sql.js';
 import type { ResultRequest } from './result-request.js';
+import { readResults } from './results-reader.js';
 
 /**
  * An execution's result as a Parquet file, written by DuckDB's own writer from the snapshot
@@ -86,7 +87,7 @@ export async function writeParquet(
   await fs.mkdir(tmpDir, { recursive: true });
   const file = path.join(tmpDir, `result-${ulid()}.parquet`);
   try {
-    await database.read((session) =>
+    await readResults(database, request.reader ?? '', (session) =>
       session.run(`COPY (${sql}) TO ${quoteLiteral(file)} (FORMAT parquet)`, params),
     );
     const { size } = await fs.stat(file);

@@ -27,6 +27,8 @@ export interface ResultRequest {
   ignoreMaxDatapoints: boolean;
   /** The result parameters as given, for next_uri. */
   given: ReadonlyMap<string, string>;
+  /** The handle of the key asking: results work is shared fairly between keys (DESIGN §12). */
+  reader?: string;
 }
 
 function integer(name: string, value: string | undefined, min: number): number | undefined {

@@ -9,10 +9,11 @@ import {
   QueryLanguageError,
   resolveColumns,
 } from '../filter-language/index.js';
-import type { Database, SqlValue } from '../storage/database.js';
+import type { Database, Session, SqlValue } from '../storage/database.js';
 import { LruCache } from './lru-cache.js';
 import { PagePrefetch } from './page-prefetch.js';
 import type { ResultRequest } from './result-request.js';
+import { readResults } from './results-reader.js';
 import {
   firstRows,
   joinRowsFiles,
@@ -177,7 +178,7 @@ export class ResultRows {
   ): Promise<PageRows> {
     const p = plan(execution, request, format);
     if ((execution.rowCount ?? 0) <= this.options.inMemoryMaxRows) {
-      const all = await this.rowSet(execution, p);
+      const all = await this.rowSet(execution, p, readerOf(request));
       const rows = this.cut(all, request, p.selected.length, cap);
       return {
         columns: p.selected,
@@ -201,18 +202,17 @@ export class ResultRows {
     return all.slice(request.offset, request.offset + count);
   }
 
-  private async rowSet(execution: Execution, p: Plan): Promise<string[]> {
+  private async rowSet(execution: Execution, p: Plan, reader: string): Promise<string[]> {
     const cached = this.rowSets.get(p.key);
     if (cached) return cached;
     let pending = this.loading.get(p.key);
     if (!pending) {
-      pending = this.database
-        .read((session) =>
-          session.query(
-            `SELECT ${p.render} AS r FROM ${snapshotName(execution.id)} ${p.where} ORDER BY ${p.order('rowid')}`,
-            p.params,
-          ),
-        )
+      pending = this.read(reader, (session) =>
+        session.query(
+          `SELECT ${p.render} AS r FROM ${snapshotName(execution.id)} ${p.where} ORDER BY ${p.order('rowid')}`,
+          p.params,
+        ),
+      )
         .then((result) => result.rows.map((row) => row[0] as string))
         .finally(() => this.loading.delete(p.key));
       this.loading.set(p.key, pending);
@@ -232,7 +232,7 @@ export class ResultRows {
     const table = snapshotName(execution.id);
     let total = execution.rowCount ?? 0;
     if (p.where) {
-      const [count] = await this.database.read((session) =>
+      const [count] = await this.read(readerOf(request), (session) =>
         session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} ${p.where}`, p.params),
       );
       total = Number(count?.n ?? 0);
@@ -262,7 +262,7 @@ export class ResultRows {
         },
       ];
     }
-    const rows = await this.writeParts(parts, p.format);
+    const rows = await this.writeParts(readerOf(request), parts, p.format);
     return {
       columns: p.selected,
       count,
@@ -287,6 +287,7 @@ export class ResultRows {
     checkDatapoints(count, p.selected.length, cap, request);
     if (count === 0) return { columns: p.selected, count, rows: Buffer.alloc(0), totalRowCount: total };
     const table = snapshotName(execution.id);
+    const reader = readerOf(request);
     const range = ([from, to]: [number, number]): PageQuery => ({
       sql: `SELECT ${p.render} AS r FROM ${table} WHERE rowid >= ? AND rowid < ?`,
       params: [from, to],
@@ -302,7 +303,7 @@ export class ResultRows {
         (part) => {
           const { sql, params } = range(ranges[part] as [number, number]);
           const run = (copy: string, values: readonly SqlValue[]) =>
-            this.database.read((session) => session.run(copy, values));
+            this.read(reader, (session) => session.run(copy, values));
           return startRowsFile(run, sql, params, p.format, this.options.tmpDir);
         },
         atOnce,
@@ -325,11 +326,12 @@ export class ResultRows {
     const write = (offset: number, rows: number, how: 'halves' | 'one' | 'one on workers') => {
       if (how !== 'halves')
         return this.writeParts(
+          reader,
           [{ ...range([offset, offset + rows]), onWorkers: how === 'one on workers' }],
           p.format,
         );
       const halves = rowIdRanges(offset, rows).map((r, i) => ({ ...range(r), onWorkers: i === 1 }));
-      return this.writeParts(halves, p.format);
+      return this.writeParts(reader, halves, p.format);
     };
     const key = (offset: number, rows: number) => `${p.key}\u0000${offset}\u0000${rows}`;
     /**
@@ -357,11 +359,19 @@ export class ResultRows {
     return { columns: p.selected, count, rows, totalRowCount: total };
   }
 
+  private read<T>(reader: string, work: (session: Session) => Promise<T>): Promise<T> {
+    return readResults(this.database, reader, work);
+  }
+
   /** Each part on a reader connection of its own, at the same time; then the files as one. */
-  private async writeParts(parts: readonly PageQuery[], format: ResultFormat): Promise<RowsFile> {
+  private async writeParts(
+    reader: string,
+    parts: readonly PageQuery[],
+    format: ResultFormat,
+  ): Promise<RowsFile> {
     const written = await Promise.allSettled(
       parts.map((part) =>
-        this.database.read((session) =>
+        this.read(reader, (session) =>
           writeRowsFile(session, part.sql, part.params, format, this.options.tmpDir, part.onWorkers),
         ),
       ),
@@ -375,6 +385,10 @@ export class ResultRows {
     return joinRowsFiles(files, format);
   }
 }
+
+/** Who asks for a page: results work is shared fairly between keys. */
+const readerOf = (request: ResultRequest): string => request.reader ?? ANONYMOUS_READER;
+const ANONYMOUS_READER = '';
 
 interface PageQuery {
   /** Run on DuckDB's worker threads only (Session.runOnWorkers). */

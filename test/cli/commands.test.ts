@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -110,6 +111,80 @@ describe('keys create', () => {
     const file = fs.readFileSync(path.join(dataDir, 'keys.json'), 'utf8');
     expect(file).toContain('"handle": "dana"');
     expect(file).not.toContain(key);
+  });
+});
+
+describe('compact', () => {
+  it('gives back the space of a dropped table, keeping every row, result and id; 3 while a server runs', async () => {
+    const dataDir = freshDir();
+    expect((await exitOf(['demo', '--data-dir', dataDir])).code).toBe(0);
+    const server = await spawnService(dataDir);
+    children.add(server.process);
+    const call = (urlPath: string, init: RequestInit = {}) =>
+      fetch(`${server.url}${urlPath}`, {
+        ...init,
+        headers: { 'x-service-api-key': 'alice-free-key-0001', 'content-type': 'application/json' },
+      });
+    // About 28 MB of CSV, then dropped; a query saved, whose id and result must survive.
+    const rows = Array.from({ length: 400_000 }, (_, i) => `${i},${randomBytes(32).toString('hex')}`);
+    const upload = await call('/v1/table/upload/csv', {
+      method: 'POST',
+      body: JSON.stringify({ table_name: 'big', data: `id,hash\n${rows.join('\n')}\n` }),
+    });
+    expect(upload.status).toBe(200);
+    // A table written after it keeps the file's end in use: a checkpoint cannot cut the file.
+    const after = await call('/v1/table/upload/csv', {
+      method: 'POST',
+      body: JSON.stringify({ table_name: 'kept', data: `id,hash\n${rows.slice(0, 200_000).join('\n')}\n` }),
+    });
+    expect(after.status).toBe(200);
+    expect((await call('/v1/table/alice/dataset_big', { method: 'DELETE' })).status).toBe(200);
+    const saved = (await (
+      await call('/v1/query', {
+        method: 'POST',
+        body: JSON.stringify({ name: 'n', query_sql: 'SELECT 7 AS n' }),
+      })
+    ).json()) as { query_id: number };
+    // The metrics' first refresh done, so that its result is there to survive.
+    for (let i = 0; i < 500; i++) {
+      const answer = await call('/v1/restaking/avs-stats?queryID=3693850&limit=1');
+      if (((await answer.json()) as { state: string }).state === 'QUERY_STATE_COMPLETED') break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const held = await exitOf(['compact', '--data-dir', dataDir]);
+    expect(held.code).toBe(3);
+    server.process.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const file = path.join(dataDir, 'warehouse.duckdb');
+    const before = fs.statSync(file).size;
+    const compacted = await exitOf(['compact', '--data-dir', dataDir]);
+    expect(compacted.stderr).toBe('');
+    expect(compacted.code).toBe(0);
+    expect(compacted.stdout).toMatch(
+      /^Compacted .*warehouse\.duckdb from [\d.]+ MB to [\d.]+ MB in [\d.]+ s\n$/,
+    );
+    expect(fs.statSync(file).size).toBeLessThan(before - 4_000_000);
+    expect(fs.existsSync(`${file}.compacting`)).toBe(false);
+
+    const again = await spawnService(dataDir);
+    children.add(again.process);
+    const metrics = await fetch(`${again.url}/v1/restaking/avs-stats?queryID=3693850&limit=1`, {
+      headers: { 'x-service-api-key': 'alice-free-key-0001' },
+    });
+    expect(((await metrics.json()) as { state: string }).state).toBe('QUERY_STATE_COMPLETED');
+    const kept = await fetch(`${again.url}/v1/table/alice/dataset_kept`, {
+      headers: { 'x-service-api-key': 'alice-free-key-0001' },
+    });
+    expect(((await kept.json()) as { row_count: number }).row_count).toBe(200_000);
+    const next = await fetch(`${again.url}/v1/query`, {
+      method: 'POST',
+      headers: { 'x-service-api-key': 'alice-free-key-0001', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'm', query_sql: 'SELECT 8 AS n' }),
+    });
+    expect(((await next.json()) as { query_id: number }).query_id).toBe(saved.query_id + 1);
+    again.process.kill('SIGTERM');
+    expect(await again.exited).toBe(0);
   });
 });
 

@@ -48,6 +48,21 @@ describe('loadConfig refuses a bad value with a message that names it', () => {
     ],
     [{ MAX_RUNNING_QUERIES: '0' }, /^MAX_RUNNING_QUERIES must be between 1 and 64, got 0$/],
     [{ QUERY_TIMEOUT_SECONDS: 'soon' }, /^QUERY_TIMEOUT_SECONDS must be a whole number, got "soon"$/],
+    [{ MAX_RUNNING_QUERIES_PER_KEY: '0' }, /^MAX_RUNNING_QUERIES_PER_KEY must be between 1 and 64, got 0$/],
+    [{ MAX_QUEUED_QUERIES_PER_KEY: '-1' }, /^MAX_QUEUED_QUERIES_PER_KEY must be a whole number/],
+    [{ RESULTS_TIMEOUT_SECONDS: '0' }, /^RESULTS_TIMEOUT_SECONDS must be between 1 and 86400, got 0$/],
+    [
+      { MAX_RESULT_BYTES: 'big' },
+      /^MAX_RESULT_BYTES must be a size such as 500MB, 10GB or a number of bytes, got "big"$/,
+    ],
+    [{ MAX_RESULT_BYTES: '0' }, /^MAX_RESULT_BYTES must be at least 1 bytes, got "0"$/],
+    [
+      { MAX_RESULT_BYTES: '20GB', RESULT_STORAGE_PER_KEY: '10GB' },
+      /^MAX_RESULT_BYTES \(20000000000\) must not be more than RESULT_STORAGE_PER_KEY \(10000000000\)/,
+    ],
+    [{ DISK_RESERVE: '5 gallons' }, /^DISK_RESERVE must be a size/],
+    [{ SPILL_LIMIT: '1e9' }, /^SPILL_LIMIT must be a size/],
+    [{ MAX_EXECUTIONS_PER_KEY: '0' }, /^MAX_EXECUTIONS_PER_KEY must be between 1 and/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/],
   ])('%j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -96,12 +111,23 @@ describe('loadConfig takes', () => {
       demoData: true,
       duckdbMemoryLimit: undefined,
       authFailureLimit: 30,
-      maxRunningQueries: 2,
+      maxRunningQueries: 8,
+      maxRunningQueriesPerKey: 2,
+      maxQueuedQueriesPerKey: 20,
       queryTimeoutSeconds: 1800,
       tableVersionsKept: 1,
       tableVersionHours: 168,
+      resultsTimeoutSeconds: 120,
+      maxResultBytes: 2_000_000_000,
+      resultStoragePerKey: 10_000_000_000,
+      maxExecutionsPerKey: 1000,
+      diskReserveBytes: undefined,
+      spillLimitBytes: undefined,
     });
     expect(duckdbSettings(config)).toEqual({});
+    // Spills get half of what the disk has free above the reserve.
+    expect(duckdbSettings(config, 10_000_000_000, 2e9)).toEqual({ max_temp_directory_size: '4000000000B' });
+    expect(duckdbSettings(config, 1_000_000_000, 2e9)).toEqual({ max_temp_directory_size: '0B' });
   });
 
   it('every variable, trimmed, with relative directories resolved against the working directory', () => {
@@ -124,9 +150,17 @@ describe('loadConfig takes', () => {
         DUCKDB_MEMORY_LIMIT: '1GiB',
         AUTH_FAILURE_LIMIT: ' 5 ',
         MAX_RUNNING_QUERIES: '3',
+        MAX_RUNNING_QUERIES_PER_KEY: '1',
+        MAX_QUEUED_QUERIES_PER_KEY: '0',
         QUERY_TIMEOUT_SECONDS: '60',
         TABLE_VERSIONS_KEPT: '0',
         TABLE_VERSION_HOURS: '2',
+        RESULTS_TIMEOUT_SECONDS: '5',
+        MAX_RESULT_BYTES: '1.5GB',
+        RESULT_STORAGE_PER_KEY: '2GiB',
+        MAX_EXECUTIONS_PER_KEY: '10',
+        DISK_RESERVE: '500MB',
+        SPILL_LIMIT: '4096',
       },
       '/srv/app',
     );
@@ -154,11 +188,19 @@ describe('loadConfig takes', () => {
       duckdbMemoryLimit: '1GiB',
       authFailureLimit: 5,
       maxRunningQueries: 3,
+      maxRunningQueriesPerKey: 1,
+      maxQueuedQueriesPerKey: 0,
       queryTimeoutSeconds: 60,
       tableVersionsKept: 0,
       tableVersionHours: 2,
+      resultsTimeoutSeconds: 5,
+      maxResultBytes: 1_500_000_000,
+      resultStoragePerKey: 2 * 2 ** 30,
+      maxExecutionsPerKey: 10,
+      diskReserveBytes: 500_000_000,
+      spillLimitBytes: 4096,
     });
-    expect(duckdbSettings(config)).toEqual({ memory_limit: '1GiB' });
+    expect(duckdbSettings(config, 1e12)).toEqual({ memory_limit: '1GiB', max_temp_directory_size: '4096B' });
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
     expect(loadConfig({ AUTH_FAILURE_LIMIT: 'off' }).authFailureLimit).toBeUndefined();
   });

@@ -4,9 +4,11 @@ import { ConfigError, loadConfig } from '../../src/config/config.js';
 
 /** MAX_RUNNING_QUERIES and QUERY_TIMEOUT_SECONDS: defaults, checks at start, and their flags. */
 describe("the configuration of users' executions", () => {
-  it('defaults to 2 at once and 30 minutes, as Dune', () => {
+  it('defaults to 8 at once, 2 of one key, 20 waiting per key, and 30 minutes, as Dune', () => {
     const config = loadConfig({});
-    expect(config.maxRunningQueries).toBe(2);
+    expect(config.maxRunningQueries).toBe(8);
+    expect(config.maxRunningQueriesPerKey).toBe(2);
+    expect(config.maxQueuedQueriesPerKey).toBe(20);
     expect(config.queryTimeoutSeconds).toBe(1800);
   });
 
@@ -22,9 +24,30 @@ describe("the configuration of users' executions", () => {
   });
 
   it('takes each from its flag', () => {
-    const env = environmentWithFlags({ maxRunningQueries: '5', queryTimeoutSeconds: '60' });
+    const env = environmentWithFlags({
+      maxRunningQueries: '5',
+      maxRunningQueriesPerKey: '3',
+      maxQueuedQueriesPerKey: '7',
+      queryTimeoutSeconds: '60',
+      resultsTimeoutSeconds: '9',
+      maxResultBytes: '1GB',
+      resultStoragePerKey: '3GB',
+      maxExecutionsPerKey: '50',
+      diskReserve: '1GB',
+      spillLimit: '2GB',
+    });
     const config = loadConfig(env);
-    expect(config.maxRunningQueries).toBe(5);
-    expect(config.queryTimeoutSeconds).toBe(60);
+    expect(config).toMatchObject({
+      maxRunningQueries: 5,
+      maxRunningQueriesPerKey: 3,
+      maxQueuedQueriesPerKey: 7,
+      queryTimeoutSeconds: 60,
+      resultsTimeoutSeconds: 9,
+      maxResultBytes: 1e9,
+      resultStoragePerKey: 3e9,
+      maxExecutionsPerKey: 50,
+      diskReserveBytes: 1e9,
+      spillLimitBytes: 2e9,
+    });
   });
 });

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR } from '../../src/executions/execution.js';
 import { type ProcessUser, runCli } from '../support/child-service.js';
-import { executeAndWait } from '../support/results.js';
+import { executeAndWait, waitFinished } from '../support/results.js';
 import { KEYS, startTestService, type TestService, tempDir } from '../support/service.js';
 import { FAULT_QUERIES_DIR } from './support/faults.js';
 
@@ -216,11 +217,21 @@ describe.skipIf(!mounted)('a disk that fills up while the service runs', () => {
     const late = await upload('keep', `id,label\n${rows.join('\n')}\n`);
     expect(late.status, JSON.stringify(late.body)).toBe(507);
 
-    // A refresh whose snapshot does not fit fails; the previous result is still served.
+    // A run whose snapshot would take the reserve kept for writes (a tenth of this 32 MB disk)
+    // fails before it starts; a refresh that does not fit fails; the previous result is still served.
     freeBytes(512 * 1024);
     const failed = await executeAndWait(service, 2002);
     expect(failed.state).toBe('QUERY_STATE_FAILED');
-    expect(failed.error?.message).toMatch(/No space left on device/);
+    expect(failed.error?.message).toMatch(/less free space than the reserve kept for uploads/);
+    const refresh = await service.executions.submit({
+      queryId: 2002,
+      sql: 'SELECT range AS n, md5(range::VARCHAR) AS h FROM range(200000)',
+      owner: OPERATOR,
+      lane: 'operator',
+    });
+    const refreshed = await waitFinished(service, refresh.id);
+    expect(refreshed.state).toBe('QUERY_STATE_FAILED');
+    expect(refreshed.error?.message).toMatch(/disk is full|No space left on device/);
     const served = await service.json<{ execution_id: string; result: { rows: unknown[] } }>(
       '/v1/query/2002/results?limit=5',
     );

@@ -895,7 +895,8 @@ const families: Record<string, Family> = {
       ['/v1/query/3693850/results/csv', ['POST', 'DELETE']],
       ['/v1/query/3693850/results/parquet', ['POST', 'PUT', 'DELETE']],
       ['/v1/query/3693850/execute', ['GET', 'PUT', 'DELETE']],
-      [`/v1/execution/${context.executionId}/results`, ['POST', 'DELETE']],
+      // DELETE drops a result (DESIGN §12): not a wrong method here.
+      [`/v1/execution/${context.executionId}/results`, ['POST', 'PUT', 'PATCH']],
       [`/v1/execution/${context.executionId}/results/parquet`, ['POST', 'DELETE']],
       [`/v1/execution/${context.executionId}/status`, ['POST', 'DELETE']],
       [`/v1/execution/${context.executionId}/cancel`, ['GET', 'DELETE']],

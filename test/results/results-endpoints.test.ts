@@ -385,12 +385,15 @@ describe('execute, status and cancel', () => {
     const submit = async () =>
       (await service.json<{ execution_id: string }>('/v1/query/1002/execute', { method: 'POST' })).body
         .execution_id;
-    const ids = [await submit(), await submit(), await submit(), await submit()];
+    // A key runs two at once (MAX_RUNNING_QUERIES_PER_KEY); a run of the file that waits to
+    // start is one run for everyone who asks for it meanwhile.
+    const submitted = [await submit(), await submit(), await submit(), await submit()];
+    const ids = [...new Set(submitted)];
+    expect(ids).toHaveLength(3);
+    expect(submitted[3]).toBe(submitted[2]);
     const statuses = await Promise.all(ids.map((id) => service.json<Envelope>(`/v1/execution/${id}/status`)));
     const pending = statuses.filter((s) => s.body.state === 'QUERY_STATE_PENDING');
-    expect(pending.length).toBeGreaterThanOrEqual(1);
-    const positions = pending.map((s) => s.body.queue_position);
-    expect(positions).toEqual(positions.map((_, i) => i + 1));
+    expect(pending.map((s) => s.body.queue_position)).toEqual([1]);
     for (const id of ids) {
       const { body } = await service.json<{ success: boolean }>(`/v1/execution/${id}/cancel`, {
         method: 'POST',

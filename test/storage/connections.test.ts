@@ -18,7 +18,7 @@ import { InterruptedError, StorageError } from '../../src/storage/storage-error.
 let database: Database;
 
 beforeEach(async () => {
-  database = await Database.open({ path: ':memory:', readers: 1 });
+  database = await Database.open({ path: ':memory:', catalogReaders: 1, resultReaders: 1 });
 });
 afterEach(async () => {
   await database.close();
@@ -183,7 +183,12 @@ describe('a statement on DuckDB worker threads only (runOnWorkers)', () => {
   });
 
   it('runs as any statement where DuckDB has no worker thread', async () => {
-    const single = await Database.open({ path: ':memory:', readers: 1, settings: { threads: '1' } });
+    const single = await Database.open({
+      path: ':memory:',
+      catalogReaders: 1,
+      resultReaders: 1,
+      settings: { threads: '1' },
+    });
     try {
       const [row] = await single.read(async (s) => {
         await s.runOnWorkers('CREATE TEMP TABLE u AS SELECT 42 AS x');

@@ -25,7 +25,8 @@ let dir: string;
 beforeAll(async () => {
   database = await Database.open({
     path: ':memory:',
-    readers: 1,
+    catalogReaders: 1,
+    resultReaders: 1,
     settings: { memory_limit: '300MB', threads: '2' },
   });
   dir = tempDir('storage-error-');

@@ -14,7 +14,7 @@ import type { DeclaredColumn, DeclaredType } from '../../src/tables/table-schema
 let database: Database;
 
 beforeAll(async () => {
-  database = await Database.open({ path: ':memory:', readers: 1 });
+  database = await Database.open({ path: ':memory:', catalogReaders: 1, resultReaders: 1 });
 });
 afterAll(async () => {
   await database.close();

@@ -22,7 +22,7 @@ let dir: string;
 let files = 0;
 
 beforeAll(async () => {
-  database = await Database.open({ path: ':memory:', readers: 1 });
+  database = await Database.open({ path: ':memory:', catalogReaders: 1, resultReaders: 1 });
   dir = tempDir('record-scanner-');
 });
 afterAll(async () => {

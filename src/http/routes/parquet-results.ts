@@ -69,8 +69,9 @@ export function parquetResultRoutes(router: Router, deps: AppDeps): void {
     .get(auth, async (req: Request, res: Response) => {
       // `params.NAME` is accepted and changes nothing, as on the JSON and CSV results.
       const { request } = checkRequest(req);
-      const execution = await queries.readableExecution(accountOf(res), String(req.params.executionId));
-      await sendParquet(res, execution, request);
+      const account = accountOf(res);
+      const execution = await queries.readableExecution(account, String(req.params.executionId));
+      await sendParquet(res, execution, { ...request, reader: account.handle });
     })
     .all(methodNotAllowed('GET'));
 
@@ -79,8 +80,9 @@ export function parquetResultRoutes(router: Router, deps: AppDeps): void {
     .get(auth, async (req: Request, res: Response) => {
       const id = parseQueryId(String(req.params.queryId), 'query id');
       const { request, values } = checkRequest(req);
-      const execution = await queries.latestExecution(accountOf(res), id, values);
-      await sendParquet(res, execution, request);
+      const account = accountOf(res);
+      const execution = await queries.latestExecution(account, id, values);
+      await sendParquet(res, execution, { ...request, reader: account.handle });
     })
     .all(methodNotAllowed('GET'));
 }

@@ -141,19 +141,33 @@ export function resultRoutes(router: Router, deps: AppDeps, metricsAnswer: Metri
       .get(auth, async (req: Request, res: Response) => {
         const id = parseQueryId(String(req.params.queryId), 'query id');
         const { request, values } = resultRequest(req);
-        const execution = await queries.latestExecution(accountOf(res), id, values);
-        send(res, await results.answer(execution, request, format, req.baseUrl), metrics, format);
+        const account = accountOf(res);
+        const execution = await queries.latestExecution(account, id, values);
+        const asked = { ...request, reader: account.handle };
+        send(res, await results.answer(execution, asked, format, req.baseUrl), metrics, format);
       })
       .all(methodNotAllowed('GET'));
-    router
+    const executionResults = router
       .route(`/execution/:executionId/results${suffix}`)
       .get(auth, async (req: Request, res: Response) => {
         // `params.NAME` is accepted here and changes nothing: the TypeScript client's runQuery
         // sends the parameter values along, but an execution has only the ones it ran with.
         const { request } = resultRequest(req);
-        const execution = await queries.readableExecution(accountOf(res), String(req.params.executionId));
-        send(res, await results.answer(execution, request, format, req.baseUrl), metrics, format);
+        const account = accountOf(res);
+        const execution = await queries.readableExecution(account, String(req.params.executionId));
+        const asked = { ...request, reader: account.handle };
+        send(res, await results.answer(execution, asked, format, req.baseUrl), metrics, format);
+      });
+    if (format === 'csv') {
+      executionResults.all(methodNotAllowed('GET'));
+      continue;
+    }
+    // The result dropped before its expiry (DESIGN §12): its rows go, the execution reads EXPIRED.
+    executionResults
+      .delete(auth, async (req: Request, res: Response) => {
+        readQueryParams(req, []);
+        res.json({ success: await queries.deleteResult(accountOf(res), String(req.params.executionId)) });
       })
-      .all(methodNotAllowed('GET'));
+      .all(methodNotAllowed('GET', 'DELETE'));
   }
 }

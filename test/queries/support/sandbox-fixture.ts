@@ -42,7 +42,12 @@ export const RESULT_TABLE = { schema: '_results', table: 'e_01fixture' };
 
 /** Opened behind the second wall, as the service opens its database, with no folder allowed. */
 export async function openFixture(): Promise<Database> {
-  const database = await Database.open({ path: ':memory:', readers: 2, allowedDirectories: [] });
+  const database = await Database.open({
+    path: ':memory:',
+    catalogReaders: 2,
+    resultReaders: 1,
+    allowedDirectories: [],
+  });
   await migrate(database);
   await database.write(async (session) => {
     for (const { namespace, table, isPrivate } of FIXTURE_TABLES) {

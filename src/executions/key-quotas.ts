@@ -1,0 +1,151 @@
+import type { Logger } from '../log.js';
+import type { Database } from '../storage/database.js';
+import { type Execution, hasResult, isFinished, OPERATOR, STATES, visibleState } from './execution.js';
+import type { ExecutionStore } from './execution-store.js';
+import type { StorageLimits } from './executions.js';
+import { dropSnapshot } from './snapshot.js';
+
+/**
+ * What one key's finished executions may keep (DESIGN §12): their results' bytes up to a
+ * quota, the oldest expiring first when a new one passes it, and a number of executions, the
+ * oldest removed whole past it; and the retention every execution has (`expires_at`). An
+ * expired execution keeps its record, answering QUERY_STATE_EXPIRED without rows, for a day.
+ * The scheduler's runs (the operator's) are held to the retention only.
+ */
+
+/**
+ * What a kept result costs besides its rows' bytes: its table in DuckDB's catalog and its
+ * record. Small results are counted at least this, so that thousands of one-row results
+ * count for something.
+ */
+export const RESULT_OVERHEAD_BYTES = 16 * 1024;
+
+/** A result's bytes as the quota counts them. */
+export const keptBytes = (execution: Execution): number =>
+  (execution.resultBytes ?? 0) + RESULT_OVERHEAD_BYTES;
+
+const DAY_MS = 86_400_000;
+
+export class KeyQuotas {
+  /** Executions whose snapshot is known to be gone, so purging does not drop them again. */
+  private readonly dropped = new Set<string>();
+
+  constructor(
+    private readonly database: Database,
+    private readonly store: ExecutionStore,
+    private readonly limits: StorageLimits | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The records are loaded: results already expired have no snapshot (or will be purged). */
+  loaded(): void {
+    for (const execution of this.store.all())
+      if (hasResult(execution) && visibleState(execution) === STATES.expired) this.dropped.add(execution.id);
+  }
+
+  /** Bytes of `owner`'s results kept now. */
+  usedBy(owner: string): number {
+    let bytes = 0;
+    for (const execution of this.store.ofOwner(owner))
+      if (this.isKept(execution)) bytes += keptBytes(execution);
+    return bytes;
+  }
+
+  /**
+   * Holds the owner of `ended` (an execution that just finished, not yet in memory as such)
+   * to its quotas: removes its oldest finished executions past the count, then expires its
+   * oldest results past the bytes, before the new one is seen. `latest` is the cache of latest
+   * results, forgotten for each query whose execution changed.
+   */
+  async enforce(ended: Execution, latest: Map<number, unknown>): Promise<void> {
+    const limits = this.limits;
+    const owner = ended.owner;
+    if (!limits || owner === OPERATOR) return;
+    const mine = this.store.ofOwner(owner).map((e) => (e.id === ended.id ? ended : e));
+    const finished = mine.filter(isFinished);
+    const removed = finished.slice(0, Math.max(0, finished.length - limits.keyExecutions));
+    const gone = new Set(removed.map((e) => e.id));
+    const expiring: Execution[] = [];
+    let bytes = 0;
+    for (let i = mine.length - 1; i >= 0; i--) {
+      const execution = mine[i] as Execution;
+      if (gone.has(execution.id) || !this.isKept(execution)) continue;
+      bytes += keptBytes(execution);
+      if (bytes > limits.keyResultBytes) expiring.push(execution);
+    }
+    if (removed.length === 0 && expiring.length === 0) return;
+    try {
+      await this.remove(removed);
+      await this.expire(expiring);
+    } catch (error) {
+      // The new result stays; the quota is held again at the key's next one.
+      this.logger.warn({ err: error, owner }, 'could not hold a key to its quotas');
+      return;
+    }
+    for (const execution of [...removed, ...expiring]) latest.delete(execution.queryId);
+    // The dropped tables' blocks are free for new data once checkpointed.
+    await this.database.checkpoint();
+    this.logger.info(
+      { owner, removed: removed.length, expired: expiring.length },
+      'held a key to its quotas of kept executions and results',
+    );
+  }
+
+  /** Expires results now: their rows are dropped, their records say they expired. */
+  async expire(executions: readonly Execution[]): Promise<void> {
+    if (executions.length === 0) return;
+    const now = new Date();
+    const expired = executions.map((execution) => ({ ...execution, expiresAt: now }));
+    await this.database.write(async (session) => {
+      for (const execution of expired) {
+        await dropSnapshot(session, execution.id);
+        await this.store.append(session, execution);
+      }
+    });
+    for (const execution of expired) {
+      this.store.remember(execution);
+      this.dropped.add(execution.id);
+    }
+  }
+
+  /**
+   * Drops the snapshots of executions past their expiry and, a day later, their records.
+   * Until then an expired execution still answers, as QUERY_STATE_EXPIRED without rows.
+   */
+  async purgeExpired(now: number, forget: (execution: Execution) => void): Promise<number> {
+    let purged = 0;
+    for (const execution of this.store.all()) {
+      if (!isFinished(execution) || !execution.expiresAt || execution.expiresAt.getTime() > now) continue;
+      const recordGone = execution.expiresAt.getTime() + DAY_MS <= now;
+      if (this.dropped.has(execution.id) && !recordGone) continue;
+      await this.database.write(async (session) => {
+        await dropSnapshot(session, execution.id);
+        if (recordGone) await this.store.remove(execution.id, session);
+      });
+      forget(execution);
+      if (recordGone) this.dropped.delete(execution.id);
+      else this.dropped.add(execution.id);
+      purged++;
+    }
+    if (purged > 0) await this.database.checkpoint();
+    return purged;
+  }
+
+  private isKept(execution: Execution): boolean {
+    return (
+      hasResult(execution) && !this.dropped.has(execution.id) && visibleState(execution) !== STATES.expired
+    );
+  }
+
+  /** Removes executions whole: rows and records. */
+  private async remove(executions: readonly Execution[]): Promise<void> {
+    if (executions.length === 0) return;
+    await this.database.write(async (session) => {
+      for (const execution of executions) {
+        await dropSnapshot(session, execution.id);
+        await this.store.remove(execution.id, session);
+      }
+    });
+    for (const execution of executions) this.dropped.delete(execution.id);
+  }
+}
