@@ -11,6 +11,8 @@ import {
 import type { Executions } from '../executions/executions.js';
 import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
+import { visibleTables } from '../tables/table-catalog.js';
+import { suggestTables } from './name-suggestions.js';
 import {
   checkPlaceholders,
   parameterSet,
@@ -252,12 +254,15 @@ export class Queries {
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
   private readableTables(session: Session, account: Account, namespace: string): TableResolver {
     const tables = tableResolver(session, account);
-    return async (name) => {
+    const resolve: TableResolver = async (name) => {
       if (name.schema !== undefined) return tables(name);
       const match = QUERY_RESULT_TABLE.exec(name.table);
       if (match) return this.queryResultTable(session, account, Number(match[1]));
       return tables({ schema: namespace, table: name.table });
     };
+    // Only the tables `account` may see: a refusal reads the same whether a name is absent or hidden.
+    resolve.suggest = async (name) => suggestTables(name, await visibleTables(session, account), namespace);
+    return resolve;
   }
 
   /**

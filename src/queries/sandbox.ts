@@ -2,6 +2,7 @@ import { badRequest } from '../errors.js';
 import { reusable, type Session } from '../storage/database.js';
 import { nameItems, unnamedItems } from './column-names.js';
 import { keepConstantTypes } from './constant-types.js';
+import { didYouMean } from './name-suggestions.js';
 import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
 import { checkStatement, SqlRefusal, type TableReference, type WrittenName } from './tree-checker.js';
 
@@ -30,8 +31,13 @@ export interface ReadableTable {
   qualifiedName: string;
   isPrivate: boolean;
 }
-/** undefined = the caller may not read it (it does not exist, or is another account's private table, or is the service's own). */
-export type TableResolver = (name: WrittenTableName) => Promise<ReadableTable | undefined>;
+/**
+ * undefined = the caller may not read it (it does not exist, or is another account's private table, or is the service's own).
+ * `suggest` names the nearest tables the caller may see, for the refusal (name-suggestions.ts).
+ */
+export type TableResolver = ((name: WrittenTableName) => Promise<ReadableTable | undefined>) & {
+  suggest?: (name: WrittenTableName) => Promise<string[]>;
+};
 export interface SandboxedSql {
   sql: string;
   readsPrivate: boolean;
@@ -156,7 +162,8 @@ async function resolveAll(
     const found = question && (await resolve(question));
     // Worded the same whatever the reason: absent, private, the service's own, another catalog.
     if (!found || key === undefined) {
-      throw new SqlRefusal(`table ${shownName(reference.written)} does not exist`, reference.location);
+      const near = question && resolve.suggest ? didYouMean(await resolve.suggest(question)) : '';
+      throw new SqlRefusal(`table ${shownName(reference.written)} does not exist${near}`, reference.location);
     }
     readable.set(key, found);
   }

@@ -167,6 +167,19 @@ function visibility(viewer: Account): { sql: string; params: string[] } {
   return { sql: '(NOT t.is_private OR t.namespace = ?)', params: [viewer.handle] };
 }
 
+/** The names of every table `viewer` may see, for "did you mean" (queries/name-suggestions.ts). */
+export async function visibleTables(
+  session: Session,
+  viewer: Account,
+): Promise<{ namespace: string; table: string }[]> {
+  const visible = visibility(viewer);
+  const rows = await session.all<{ namespace: string; table_name: string }>(
+    `SELECT t.namespace, t.table_name FROM ${SERVICE_SCHEMA}.tables t WHERE ${visible.sql}`,
+    visible.params,
+  );
+  return rows.map((row) => ({ namespace: row.namespace, table: row.table_name }));
+}
+
 export async function listTables(
   session: Session,
   viewer: Account,
