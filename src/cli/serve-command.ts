@@ -36,6 +36,29 @@ function describeQueries(service: RunningService): string {
   return `saved queries: ${queries.map((q) => `${q.id} (${q.name})`).join(', ')}`;
 }
 
+/** The address cannot be listened on: said in words, with how to choose another, and its own exit code. */
+function listenRefusal(error: unknown, config: Config): CliError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const where = `port ${config.port} on ${config.host}`;
+  const choose = `choose another with --port 9000 or PORT=9000 (0 takes any free port)`;
+  if (code === 'EADDRINUSE')
+    return new CliError(
+      `${where} is already in use by another program (another server?); ${choose}`,
+      EXIT.portUnavailable,
+    );
+  if (code === 'EACCES')
+    return new CliError(
+      `${where} needs privileges this user does not have (ports below 1024); ${choose}`,
+      EXIT.portUnavailable,
+    );
+  if (code === 'EADDRNOTAVAIL')
+    return new CliError(
+      `${config.host} is not an address of this machine; choose another with --host or HOST (127.0.0.1, or 0.0.0.0 for every address)`,
+      EXIT.portUnavailable,
+    );
+  return undefined;
+}
+
 async function serve(
   options: Record<string, unknown>,
   command: Command,
@@ -50,7 +73,9 @@ async function serve(
   }
   const config = loadConfig(environmentWithFlags(options));
   const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger);
+  const service = await startService(config, logger).catch((error: unknown) => {
+    throw listenRefusal(error, config) ?? error;
+  });
   // Before the start-up line: whoever waits for that line may signal at once.
   let stopping = false;
   const stop = (signal: string) => {
@@ -96,17 +121,18 @@ async function serve(
     },
     'serving',
   );
+  out(`Workspace: ${service.url}/`);
+  // The key last, alone on its line: what a newcomer copies, and what `tail -1` gives a script.
   if (service.localKey) {
+    const file = path.join(config.dataDir, 'dev-api-key.txt');
     out(
       service.localKey.created
-        ? `Created a local API key (handle "local", premium, admin): ${service.localKey.key}`
-        : `Local API key: ${service.localKey.key}`,
+        ? `Created a local API key (handle "local", premium, admin), saved in ${file}; send it in the X-Service-Api-Key header:`
+        : `The local API key (handle "local", premium, admin), from ${file}; send it in the X-Service-Api-Key header:`,
     );
-    out(
-      `  it is saved in ${config.dataDir}/dev-api-key.txt; try: curl -H "X-Service-Api-Key: ${service.localKey.key}" ${service.url}/v1/tables`,
-    );
+    out(`  curl -H "X-Service-Api-Key: $(cat ${file})" ${service.url}/v1/tables`);
+    out(service.localKey.key);
   }
-  out(`Workspace: ${service.url}/`);
   // Bundled now, in the background, so that the first visit finds the page ready.
   const bundling = performance.now();
   workspaceAssets().then(

@@ -10,7 +10,8 @@
 
 /** The binder's lines this keeps, after the message's first line. */
 const CANDIDATES = /^Candidate (bindings|tables): *:? *(.+)$/;
-const BINDER_REFERENCE = /^Binder Error: (Referenced column .* not found|Table ".*" does not have a column named|Referenced table ".*" not found)/;
+const BINDER_REFERENCE =
+  /^Binder Error: (Referenced column .* not found|Table ".*" does not have a column named|Referenced table ".*" not found)/;
 
 /** The first line of `error`'s message, and for a binder reference error its candidates: `…; did you mean "amount"?`. */
 export function failureWithColumnHint(error: unknown): string {
