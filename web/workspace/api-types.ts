@@ -118,3 +118,20 @@ export const STATES = {
   cancelled: 'QUERY_STATE_CANCELLED',
   expired: 'QUERY_STATE_EXPIRED',
 } as const;
+
+/** POST /v1/table/upload/csv's answer. */
+export interface UploadAnswer {
+  success: boolean;
+  table_name: string;
+  dry_run?: boolean;
+  row_count: number;
+  columns: { name: string; type: string }[];
+  widened: {
+    column: string;
+    value: string;
+    line: number;
+    values: number;
+    otherwise: string;
+    message: string;
+  }[];
+}
