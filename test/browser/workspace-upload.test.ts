@@ -87,11 +87,10 @@ describe('upload from the workspace', () => {
 
   it("takes a dropped file, and shows the service's refusal (strict) without storing", async () => {
     const csv = 'amount\n1.5\nn/a\n';
-    const transfer = await page.evaluateHandle((text) => {
-      const data = new DataTransfer();
-      data.items.add(new File([text], 'strict_one.csv', { type: 'text/csv' }));
-      return data;
-    }, csv);
+    // In the page: a drag's DataTransfer holding the file, as a drop from the desktop has.
+    const transfer = await page.evaluateHandle(
+      `(() => { const data = new DataTransfer(); data.items.add(new File([${JSON.stringify(csv)}], 'strict_one.csv', { type: 'text/csv' })); return data; })()`,
+    );
     await page.dispatchEvent('#drop-zone', 'drop', { dataTransfer: transfer });
     expect(await page.inputValue('#upload-table')).toBe('strict_one');
     await page.check('#upload-strict');

@@ -144,7 +144,12 @@ export class UploadPanel {
     this.el.widened.replaceChildren(...answer.widened.map((w) => h('li', { class: 'warning' }, w.message)));
     this.el.columns.replaceChildren(
       ...answer.columns.map((column) =>
-        h('tr', {}, h('th', { scope: 'row' }, column.name), h('td', {}, h('code', {}, column.type))),
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'row', class: 'upload-cell' }, column.name),
+          h('td', { class: 'upload-cell' }, h('code', {}, column.type)),
+        ),
       ),
     );
     this.el.confirm.textContent = `Upload as ${answer.table_name}`;

@@ -3,9 +3,8 @@ import express, { type Request, type Response, type Router } from 'express';
 import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
 import { clearTable } from '../../tables/clear-table.js';
 import { createTable, readCreateRequest } from '../../tables/create-table.js';
-import { deleteRows, readDeleteRowsRequest } from '../../tables/delete-rows.js';
 import { deleteTable } from '../../tables/delete-table.js';
-import { checkInsertTarget, insertRows, writableTable } from '../../tables/insert-rows.js';
+import { checkInsertTarget, insertRows } from '../../tables/insert-rows.js';
 import { receiveBody } from '../../tables/receive-body.js';
 import {
   assertCanWrite,
@@ -16,9 +15,7 @@ import {
   tableRefFromPath,
 } from '../../tables/table-access.js';
 import { describeTable } from '../../tables/table-catalog.js';
-import { listVersions, readRestoreRequest, restoreTable } from '../../tables/table-history.js';
 import { versionPolicy } from '../../tables/table-versions.js';
-import { upsertRows } from '../../tables/upsert-rows.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';
@@ -26,11 +23,13 @@ import { refuseDeclaredOver } from '../declared-length.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { recordStoredBytes } from '../request-metrics.js';
+import { tableChangeRoutes } from './table-changes.js';
 import { listEntry } from './table-entry.js';
 
 /**
  * Create, insert, clear, delete and describe (DESIGN §4), under /table and /uploads: the
- * official TypeScript client calls the latter, older clients the former.
+ * official TypeScript client calls the latter, older clients the former. Upsert, delete-rows,
+ * versions and restore are in table-changes.ts.
  */
 
 /** A create body is a small JSON object; anything near this is not one. */
@@ -83,79 +82,6 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     }
   };
 
-  const upsert = async (req: Request, res: Response) => {
-    const account = accountOf(res);
-    const params = readQueryParams(req, ['key']);
-    const ref = pathRef(req);
-    assertCanWrite(account, ref.namespace);
-    const format = insertFormat(req.headers['content-type']);
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
-    await deps.database.read((session) => writableTable(session, account, ref, 'upserts write'));
-    const received = await receiveBody(req, tmpDir, maxBytes, format);
-    try {
-      const outcome = await upsertRows(
-        deps.database,
-        account,
-        ref,
-        format,
-        received,
-        params.get('key'),
-        policy,
-      );
-      recordStoredBytes(res, received.bytes);
-      res.json({
-        rows_written: outcome.rowsWritten,
-        rows_replaced: outcome.rowsReplaced,
-        bytes_written: received.bytes,
-        name: fullName(ref),
-      });
-    } finally {
-      await discard(received.file);
-    }
-  };
-
-  const removeRows = async (req: Request, res: Response) => {
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    const filters = readDeleteRowsRequest(req.body);
-    const outcome = await deleteRows(deps.database, accountOf(res), ref, filters, policy);
-    res.json({ rows_deleted: outcome.rowsDeleted });
-  };
-
-  const versions = async (req: Request, res: Response) => {
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    const entries = await listVersions(deps.database, accountOf(res), ref, policy);
-    res.json({
-      name: fullName(ref),
-      versions: entries.map((entry) => ({
-        version: entry.version,
-        current: entry.current,
-        operation: entry.operation,
-        created_at: entry.createdAt.toISOString(),
-        row_count: entry.rowCount,
-        bytes: entry.bytes,
-        ...(entry.expiresAt ? { expires_at: entry.expiresAt.toISOString() } : {}),
-      })),
-      kept: { writes: policy.kept, hours: policy.hours },
-    });
-  };
-
-  const restore = async (req: Request, res: Response) => {
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    const version = readRestoreRequest(req.body);
-    const outcome = await restoreTable(deps.database, accountOf(res), ref, version, policy);
-    res.json({
-      name: fullName(ref),
-      version: outcome.version,
-      restored_from: outcome.restoredFrom,
-      row_count: outcome.rowCount,
-      message: `Table ${fullName(ref)} is back at version ${outcome.version}`,
-    });
-  };
-
   const clear = async (req: Request, res: Response) => {
     readQueryParams(req, []);
     const ref = pathRef(req);
@@ -186,6 +112,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     next();
   };
 
+  tableChangeRoutes(router, deps, { json: [createChecks, parseJson] });
   router.route('/table/create').post(auth, createChecks, parseJson, create).all(methodNotAllowed('POST'));
   router.route('/uploads').post(auth, createChecks, parseJson, create).all(methodNotAllowed('GET', 'POST'));
   for (const base of ['/table', '/uploads']) {
@@ -196,15 +123,5 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
       .all(methodNotAllowed('GET', 'DELETE'));
     router.route(`${base}/:namespace/:table_name/insert`).post(auth, insert).all(methodNotAllowed('POST'));
     router.route(`${base}/:namespace/:table_name/clear`).post(auth, clear).all(methodNotAllowed('POST'));
-    router.route(`${base}/:namespace/:table_name/upsert`).post(auth, upsert).all(methodNotAllowed('POST'));
-    router.route(`${base}/:namespace/:table_name/versions`).get(auth, versions).all(methodNotAllowed('GET'));
-    router
-      .route(`${base}/:namespace/:table_name/restore`)
-      .post(auth, createChecks, parseJson, restore)
-      .all(methodNotAllowed('POST'));
-    router
-      .route(`${base}/:namespace/:table_name/delete-rows`)
-      .post(auth, createChecks, parseJson, removeRows)
-      .all(methodNotAllowed('POST'));
   }
 }
