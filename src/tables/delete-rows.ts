@@ -2,7 +2,7 @@ import type { Account } from '../auth/account.js';
 import { badRequest } from '../errors.js';
 import { compileFilters, QueryLanguageError, type ResultColumn } from '../filter-language/index.js';
 import type { Database, Session, SqlValue } from '../storage/database.js';
-import { qualifiedName } from '../storage/sql.js';
+import { qualifiedName, quoteLiteral } from '../storage/sql.js';
 import { assertCanWrite, findVisibleTable, type TableRef } from './table-access.js';
 import { recordRowsChanged } from './table-catalog.js';
 import { recordUnversioned, recordVersion, type VersionPolicy, versionTableName } from './table-versions.js';
@@ -35,14 +35,16 @@ export function readDeleteRowsRequest(body: unknown): string {
   return fields.filters;
 }
 
-/** The table's columns as the filter language takes them: names and DuckDB's type names. */
+/**
+ * The table's columns as the filter language takes them: names and DuckDB's type names.
+ * `pragma_table_info` looks the one table up; `duckdb_columns()` reads every table of the
+ * catalog (0.7 ms against 10–19 ms beside 3,000 other tables, measured).
+ */
 export async function tableColumns(session: Session, ref: TableRef): Promise<ResultColumn[]> {
-  const rows = await session.all<{ column_name: string; data_type: string }>(
-    `SELECT column_name, data_type FROM duckdb_columns()
-      WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`,
-    [ref.namespace, ref.tableName],
+  const rows = await session.all<{ name: string; type: string }>(
+    `SELECT name, type FROM pragma_table_info(${quoteLiteral(qualifiedName(ref.namespace, ref.tableName))})`,
   );
-  return rows.map((row) => ({ name: row.column_name, type: row.data_type.toLowerCase() }));
+  return rows.map((row) => ({ name: row.name, type: row.type.toLowerCase() }));
 }
 
 /** `filters` over the table's columns as SQL and bound values; the language's errors are 400s. */

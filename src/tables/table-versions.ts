@@ -3,7 +3,7 @@ import type { Config } from '../config/config.js';
 import { ApiError, badRequest } from '../errors.js';
 import type { Session } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
-import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
+import { qualifiedName, quoteIdentifier, quoteLiteral } from '../storage/sql.js';
 import type { TableRef } from './table-access.js';
 import { findTable, saveTable, type TableRecord } from './table-catalog.js';
 
@@ -375,9 +375,8 @@ export async function restoreVersion(
 }
 
 async function tableColumnNames(session: Session, ref: TableRef): Promise<string[]> {
-  const rows = await session.all<{ column_name: string }>(
-    `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = ? AND table_name = ? ORDER BY column_index`,
-    [ref.namespace, ref.tableName],
+  const rows = await session.all<{ name: string }>(
+    `SELECT name FROM pragma_table_info(${quoteLiteral(qualifiedName(ref.namespace, ref.tableName))})`,
   );
-  return rows.map((row) => row.column_name);
+  return rows.map((row) => row.name);
 }
