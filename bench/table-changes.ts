@@ -29,7 +29,7 @@ import { startServiceProcess } from './processes.js';
 
 const ROWS = Number(process.env.BENCH_CHANGE_ROWS ?? 10_000_000);
 const UPSERT_ROWS = Number(process.env.BENCH_UPSERT_ROWS ?? 1_000_000);
-const ROUNDS = Number(process.env.BENCH_CHANGE_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_CHANGE_ROUNDS ?? 5);
 const TRADERS = 20_000;
 
 const COLUMNS: DeclaredColumn[] = [
@@ -210,7 +210,9 @@ function cases(dir: string, upsertCsv: string, traders: readonly string[]): Case
     deleteCase('delete-rows: one trader (~500 rows, spread)', (at) => `trader = '${traders[at]}'`),
     deleteCase(
       "delete-rows: a token's small trades (~3% of rows)",
-      (at) => `token = '${TOKENS[at]}' AND amount_usd < 25000`,
+      // Rows of their own each round: a token, and past the eighth round another quarter of the amounts.
+      (at) =>
+        `token = '${TOKENS[at % TOKENS.length]}' AND amount_usd >= ${25000 * Math.floor(at / TOKENS.length)} AND amount_usd < ${25000 * (Math.floor(at / TOKENS.length) + 1)}`,
     ),
   ];
 }

@@ -84,15 +84,18 @@ export async function deleteRows(
     );
     const rowsDeleted = Number(deleted?.Count ?? 0);
     const rowCount = Math.max(0, table.rowCount - rowsDeleted);
-    await recordRowsChanged(session, ref, {
+    const counts = {
       rowCount,
       // Approximate, as the catalog's sizes are: the body bytes stored, in proportion to the rows left.
       sizeBytes: table.rowCount > 0 ? Math.round((table.sizeBytes * rowCount) / table.rowCount) : 0,
       at: new Date(),
-    });
-    if (kept)
+    };
+    if (kept) {
+      await recordRowsChanged(session, ref, counts);
       await recordVersion(session, ref, policy, table, 'delete-rows', { kind: 'rows-removed', data: kept });
-    else await recordUnversioned(session, ref, table, 'delete-rows');
+    } else {
+      await recordUnversioned(session, ref, table, 'delete-rows', counts);
+    }
     return { rowsDeleted };
   });
 }

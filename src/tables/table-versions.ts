@@ -243,16 +243,39 @@ export async function setVersion(
   );
 }
 
-/** What a write that keeps no version does to the numbering: a new version, nothing kept. */
+/**
+ * What a write that keeps no version does to the numbering: a new version, nothing kept; with
+ * the write's new counts in the same statement when given (one UPDATE of the catalog, not two:
+ * a delete-rows that keeps nothing costs what DuckDB's DELETE does, and little more). The
+ * versions kept before (TABLE_VERSIONS_KEPT was more) no longer lead back from the new
+ * version, so no restore reaches them; the expiry drops them.
+ */
 export async function recordUnversioned(
   session: Session,
   ref: TableRef,
   before: TableRecord | undefined,
   operation: Operation,
+  counts?: { rowCount: number; sizeBytes: number; at: Date },
 ): Promise<void> {
   const next = before ? Math.max(before.versionsMade ?? 1, before.version ?? 1) + 1 : 1;
-  await setVersion(session, ref, { version: next, madeBy: operation, versionsMade: next });
-  if (before) await dropVersions(session, ref);
+  if (!counts) {
+    await setVersion(session, ref, { version: next, madeBy: operation, versionsMade: next });
+    return;
+  }
+  await session.run(
+    `UPDATE ${SERVICE_SCHEMA}.tables SET version = ?, made_by = ?, versions_made = ?, row_count = ?, size_bytes = ?, updated_at = ?
+      WHERE namespace = ? AND table_name = ?`,
+    [
+      next,
+      operation,
+      next,
+      counts.rowCount,
+      counts.sizeBytes,
+      counts.at.toISOString(),
+      ref.namespace,
+      ref.tableName,
+    ],
+  );
 }
 
 const quotedColumns = (names: readonly string[]) => names.map(quoteIdentifier).join(', ');

@@ -159,13 +159,17 @@ export async function upsertRows(
         await session.run(`INSERT INTO ${target} (${names}) SELECT ${names} FROM ${staging}`);
         const rowsWritten = Number(staged?.Count ?? 0);
         const rowsReplaced = Number(deleted?.Count ?? 0);
-        await recordRowsChanged(session, ref, {
+        const counts = {
           rowCount: now.rowCount - rowsReplaced + rowsWritten,
           sizeBytes: now.sizeBytes + received.bytes,
           at: new Date(),
-        });
-        if (undo) await recordVersion(session, ref, policy, now, 'upsert', undo);
-        else await recordUnversioned(session, ref, now, 'upsert');
+        };
+        if (undo) {
+          await recordRowsChanged(session, ref, counts);
+          await recordVersion(session, ref, policy, now, 'upsert', undo);
+        } else {
+          await recordUnversioned(session, ref, now, 'upsert', counts);
+        }
         return { rowsWritten, rowsReplaced };
       } finally {
         // After a failed statement the transaction refuses everything; its rollback drops the table.
