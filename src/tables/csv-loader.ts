@@ -17,7 +17,7 @@ import { type CsvPart, type CsvSource, csvField, type LineEnd, readCsv } from '.
 import { describeCsvProblem, dropRejects, firstRejectedLine } from './csv-rejects.js';
 import { type FieldSource, readFields } from './field-source.js';
 import {
-  findWidening,
+  findWidenings,
   isWideningCandidate,
   pinnedMisfit,
   strictRefusal,
@@ -494,13 +494,13 @@ export class StagedLoad {
         ? [i]
         : [],
     );
-    const widened: Widening[] = [];
-    for (const i of candidates) {
-      const found = await this.step(`report ${i}`, () =>
-        findWidening(session, this.source(loaded), i, this.target.columnNames[i] as string),
-      );
-      if (found) widened.push(found);
-    }
+    const widened = await this.step(`report ${candidates.length} columns`, () =>
+      findWidenings(
+        session,
+        this.source(loaded),
+        candidates.map((i) => ({ index: i, name: this.target.columnNames[i] as string })),
+      ),
+    );
     widened.sort((a, b) => a.line - b.line);
     const first = widened[0];
     if (typing.strict && first) throw strictRefusal(first, this.label);

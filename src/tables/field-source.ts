@@ -8,7 +8,7 @@ import {
   readCsv,
   readNdjsonLines,
 } from './csv-dialect.js';
-import { recordsOfCsvPart } from './file-lines.js';
+import { csvRecordLines } from './file-lines.js';
 import { stringList } from './insert-plan.js';
 
 /**
@@ -58,12 +58,30 @@ export const ordinalColumn = ORDINAL;
  * its line; a CSV's parts are scanned for it (only ever after something was found wrong).
  */
 export async function rowLine(source: FieldSource, ordinal: number): Promise<number> {
-  if (source.format === 'ndjson') return ordinal + ((source.parts[0] as CsvPart).firstLine - 1);
-  let remaining = ordinal;
-  for (const part of source.parts) {
-    const found = await recordsOfCsvPart(part.file, remaining, source.fieldCount);
-    if (found.line !== undefined) return part.firstLine - 2 + found.line;
-    remaining -= found.records;
+  return (await rowLines(source, [ordinal])).get(ordinal) as number;
+}
+
+/** The lines of several rows, in one scan of the body however many they are. */
+export async function rowLines(
+  source: FieldSource,
+  ordinals: readonly number[],
+): Promise<Map<number, number>> {
+  const lines = new Map<number, number>();
+  if (source.format === 'ndjson') {
+    for (const ordinal of ordinals)
+      lines.set(ordinal, ordinal + ((source.parts[0] as CsvPart).firstLine - 1));
+    return lines;
   }
-  throw new Error(`row ${ordinal} is not in the body`);
+  const wanted = [...new Set(ordinals)].sort((a, b) => a - b);
+  let before = 0;
+  for (const part of source.parts) {
+    if (wanted.length === 0) break;
+    const inPart = wanted.map((ordinal) => ordinal - before);
+    const found = await csvRecordLines(part.file, inPart, source.fieldCount);
+    for (const [at, line] of found) lines.set(at + before, part.firstLine - 2 + line);
+    before += found.records;
+    while (wanted.length > 0 && lines.has(wanted[0] as number)) wanted.shift();
+  }
+  if (wanted.length > 0) throw new Error(`rows ${wanted.join(', ')} are not in the body`);
+  return lines;
 }

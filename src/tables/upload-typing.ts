@@ -11,7 +11,7 @@ import {
   sourceColumn,
   typeFromFit,
 } from './csv-column-types.js';
-import { type FieldSource, numberedFields, ordinalColumn, rowLine } from './field-source.js';
+import { type FieldSource, numberedFields, ordinalColumn, rowLine, rowLines } from './field-source.js';
 
 /**
  * What an upload says about its types (issue 24): which columns were widened to text by a
@@ -48,56 +48,85 @@ export function isWideningCandidate(counts: ValueCounts | undefined): boolean {
 
 const x = sourceColumn(0);
 
+interface FitSummary {
+  col: number;
+  mask: number | null;
+  i: bigint | null;
+  f: bigint | null;
+  first: number | null;
+  fi: bigint | null;
+  ff: bigint | null;
+}
+
+/** The type a text column would have without its odd values: its typed values' type, else its first typed value's. */
+function typeWithout(summary: FitSummary): InferredType | undefined {
+  if (summary.mask === null) return undefined;
+  const all = typeFromFit({
+    mask: Number(summary.mask),
+    maxIntegerDigits: Number(summary.i ?? 0),
+    maxFractionDigits: Number(summary.f ?? 0),
+  });
+  if (all.kind !== 'VARCHAR') return all;
+  const first = typeFromFit({
+    mask: Number(summary.first),
+    maxIntegerDigits: Number(summary.fi ?? 0),
+    maxFractionDigits: Number(summary.ff ?? 0),
+  });
+  return first.kind === 'VARCHAR' ? undefined : first;
+}
+
 /**
- * The widening of column `index` (stored as text), or undefined when its values are text
- * from the first one on. The column's typed values give the type it would have had; when they
- * share none (dates and numbers), the first typed value's own type does. One read of the
- * column over the whole body.
+ * The widenings of `columns` (stored as text): for each, undefined when its values are text
+ * from the first one on. A column's typed values give the type it would have had; when they
+ * share none (dates and numbers), its first typed value's type does. One read of the body for
+ * all the columns, and one scan for their lines, whatever their number.
  */
-export async function findWidening(
+export async function findWidenings(
   session: Session,
   source: FieldSource,
-  index: number,
-  name: string,
-): Promise<Widening | undefined> {
-  const values = `(SELECT ${ordinalColumn} AS o, ${sourceColumn(index)} AS ${x} FROM ${numberedFields(source)} WHERE ${sourceColumn(index)} IS NOT NULL)`;
+  columns: readonly { index: number; name: string }[],
+): Promise<Widening[]> {
+  if (columns.length === 0) return [];
+  const indexes = columns.map((c) => c.index);
+  const values = `(SELECT ${ordinalColumn} AS o, unnest([${indexes.join(', ')}]) AS col, unnest([${indexes.map(sourceColumn).join(', ')}]) AS ${x} FROM ${numberedFields(source)})`;
   const fit = fitsMask(x, quoteD);
-  const fits = `(SELECT o, ${x}, ${fit.mask} AS mask, ${fit.integerDigits} AS i, ${fit.fractionDigits} AS f FROM (SELECT *, ${doubleOf(x)} AS ${quoteD} FROM ${values}))`;
-  const table = `widening_${index}`;
-  await session.run(`CREATE OR REPLACE TEMP TABLE ${table} AS SELECT * FROM ${fits}`);
+  const table = 'upload_widenings';
+  await session.run(
+    `CREATE OR REPLACE TEMP TABLE ${table} AS
+       SELECT col, o, ${x}, ${fit.mask} AS mask, ${fit.integerDigits} AS i, ${fit.fractionDigits} AS f
+         FROM (SELECT *, ${doubleOf(x)} AS ${quoteD} FROM ${values} WHERE ${x} IS NOT NULL)`,
+  );
   try {
-    const [summary] = await session.all<{
-      mask: number | null;
-      i: bigint | null;
-      f: bigint | null;
-      first: number | null;
-      fi: bigint | null;
-      ff: bigint | null;
-    }>(
-      `SELECT bit_and(mask) FILTER (WHERE mask <> 0) AS mask, max(i) FILTER (WHERE mask <> 0) AS i, max(f) FILTER (WHERE mask <> 0) AS f,
+    const summaries = await session.all<FitSummary>(
+      `SELECT col, bit_and(mask) FILTER (WHERE mask <> 0) AS mask, max(i) FILTER (WHERE mask <> 0) AS i, max(f) FILTER (WHERE mask <> 0) AS f,
               arg_min(mask, o) FILTER (WHERE mask <> 0) AS first, arg_min(i, o) FILTER (WHERE mask <> 0) AS fi, arg_min(f, o) FILTER (WHERE mask <> 0) AS ff
-         FROM ${table}`,
+         FROM ${table} GROUP BY col`,
     );
-    if (summary?.mask === null || summary?.mask === undefined) return undefined;
-    let otherwise = typeFromFit({
-      mask: Number(summary.mask),
-      maxIntegerDigits: Number(summary.i ?? 0),
-      maxFractionDigits: Number(summary.f ?? 0),
-    });
-    if (otherwise.kind === 'VARCHAR') {
-      otherwise = typeFromFit({
-        mask: Number(summary.first),
-        maxIntegerDigits: Number(summary.fi ?? 0),
-        maxFractionDigits: Number(summary.ff ?? 0),
-      });
+    const otherwise = new Map<number, InferredType>();
+    for (const summary of summaries) {
+      const type = typeWithout(summary);
+      if (type) otherwise.set(Number(summary.col), type);
     }
-    const misfit = `NOT ${fitsTypeCondition('mask', 'i', 'f', otherwise)}`;
-    const [row] = await session.all<{ o: bigint; value: string; n: bigint }>(
-      `SELECT arg_min(o, o) AS o, arg_min(${x}, o) AS value, count(*) AS n FROM ${table} WHERE ${misfit}`,
+    if (otherwise.size === 0) return [];
+    // Each column's values that do not fit its type without them, as one condition per column.
+    const misfit = [...otherwise].map(
+      ([col, type]) => `(col = ${col} AND NOT ${fitsTypeCondition('mask', 'i', 'f', type)})`,
     );
-    if (!row || row.o === null) return undefined;
-    const line = await rowLine(source, Number(row.o));
-    return { column: name, value: row.value, line, count: Number(row.n), otherwise };
+    const found = await session.all<{ col: number; o: bigint; value: string; n: bigint }>(
+      `SELECT col, min(o) AS o, arg_min(${x}, o) AS value, count(*) AS n FROM ${table} WHERE ${misfit.join(' OR ')} GROUP BY col`,
+    );
+    const lines = await rowLines(
+      source,
+      found.map((row) => Number(row.o)),
+    );
+    const names = new Map(columns.map((c) => [c.index, c.name]));
+    return found.map((row) => ({
+      column: names.get(Number(row.col)) as string,
+      value: row.value,
+      line: lines.get(Number(row.o)) as number,
+      count: Number(row.n),
+      otherwise: otherwise.get(Number(row.col)) as InferredType,
+    }));
   } finally {
     await session.run(`DROP TABLE IF EXISTS ${table}`);
   }

@@ -117,6 +117,27 @@ describe('widened columns in the answer', () => {
     expect(body.widened).toEqual([]);
   });
 
+  it('reports many widened columns from one read, each with its own line', async () => {
+    // 300 columns of numbers, column c with an n/a on row c (line c + 2); a body of two parts.
+    const columns = 300;
+    const rows = 4000;
+    const lines = [Array.from({ length: columns }, (_, c) => `c${c}`).join(',')];
+    for (let r = 0; r < rows; r++)
+      lines.push(Array.from({ length: columns }, (_, c) => (r === c * 13 ? 'n/a' : String(r + c))).join(','));
+    const { status, body } = await raw('?table_name=many', `${lines.join('\n')}\n`);
+    expect(status, JSON.stringify(body).slice(0, 300)).toBe(200);
+    expect(body.widened).toHaveLength(columns);
+    for (const [c, widening] of (body.widened ?? []).entries()) {
+      expect(widening).toMatchObject({
+        column: `c${c}`,
+        value: 'n/a',
+        line: c * 13 + 2,
+        values: 1,
+        otherwise: 'bigint',
+      });
+    }
+  });
+
   it('names NDJSON lines', async () => {
     const body = '{"amount": 1.5}\n\n{"amount": "n/a"}\n{"amount": 2}\n';
     const answer = await raw('?table_name=nd', body, 'application/x-ndjson');
