@@ -174,6 +174,21 @@ describe('an NDJSON upload', () => {
     ]);
   });
 
+  it('keeps keys that read like SQL as column names, and runs none of it', async () => {
+    const key = `note'); DROP TABLE alice.dataset_guarded; --`;
+    const answer = await post(
+      '?table_name=sqlish',
+      `${JSON.stringify({ [key]: 'x', 'a"b': 1 })}\n`,
+      'application/x-ndjson',
+    );
+    expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    expect(answer.body.columns).toEqual([
+      { name: key, type: 'varchar' },
+      { name: 'a"b', type: 'bigint' },
+    ]);
+    expect(await calls.rows('alice.dataset_sqlish')).toEqual([{ [key]: 'x', 'a"b': 1n }]);
+  });
+
   it('refuses a line that is not a flat object, naming the line, and leaves the table', async () => {
     const unchanged = await guarded();
     const cases: [string, RegExp][] = [
