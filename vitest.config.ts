@@ -27,10 +27,12 @@ const DEADLINE_TESTS = [
 const PROGRAM_TESTS = [
   'test/browser/**/*.test.ts',
   // The official Python client and the README's curl examples run as programs of their own.
-  'test/sdk/python-client.test.ts',
+  'test/sdk/python-*.test.ts',
   'test/queries/readme-examples.test.ts',
   'test/cli/serve.test.ts',
   'test/cli/upload.test.ts',
+  // psql, Python's psycopg2 and SQLAlchemy against the Postgres wire protocol.
+  'test/pgwire/programs/**/*.test.ts',
 ];
 const PROCESS_TESTS = [...DEADLINE_TESTS, ...PROGRAM_TESTS];
 

@@ -18,13 +18,13 @@ export type PostgresCopyOutcome = { skipped: string } | { version: string; runsM
 const TABLE_COLUMNS = `block_number bigint, log_index integer, tx_hash text, staker text, token text,
   amount double precision, block_time timestamp, is_deposit boolean, memo text`;
 
-interface Tools {
+export interface Tools {
   bin: string;
   version: string;
 }
 
 /** The newest /usr/lib/postgresql/<version>/bin that has a server and psql. */
-function findTools(): Tools | undefined {
+export function findTools(): Tools | undefined {
   const root = '/usr/lib/postgresql';
   let versions: string[];
   try {
@@ -42,7 +42,7 @@ function findTools(): Tools | undefined {
 }
 
 /** uid and gid of the `postgres` user, from /etc/passwd. */
-function postgresUser(): { uid: number; gid: number } | undefined {
+export function postgresUser(): { uid: number; gid: number } | undefined {
   const line = fs
     .readFileSync('/etc/passwd', 'utf8')
     .split('\n')
@@ -51,7 +51,7 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   return uid && gid ? { uid: Number(uid), gid: Number(gid) } : undefined;
 }
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
@@ -62,12 +62,12 @@ function freePort(): Promise<number> {
   });
 }
 
-interface RunOptions {
+export interface RunOptions {
   user?: { uid: number; gid: number };
   stdinFile?: string;
 }
 
-function run(command: string, args: string[], options: RunOptions = {}): Promise<string> {
+export function run(command: string, args: string[], options: RunOptions = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       stdio: [options.stdinFile ? 'pipe' : 'ignore', 'pipe', 'pipe'],

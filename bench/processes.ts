@@ -77,7 +77,7 @@ export async function startServiceProcess(
   const child = runTs(
     'src/cli/main.ts',
     ['serve'],
-    { PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMITS: 'off', ...env },
+    { PORT: '0', PG_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMITS: 'off', ...env },
     nodeArgs,
   );
   const url = await waitForLine(child, /Serving on (http:\/\/\S+)/);

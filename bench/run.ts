@@ -1,8 +1,10 @@
 import os from 'node:os';
 import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
+import { runPgwireBenchmark } from './pgwire.js';
 import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
+import { runSandboxLoadBenchmark } from './sandbox-load.js';
 import { runServingBenchmark } from './serving.js';
 import { runTableChangesBenchmark } from './table-changes.js';
 import { runTableInsertBenchmark } from './table-insert.js';
@@ -14,7 +16,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, changes).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, changes).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -28,10 +30,14 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   changes: () => runTableChangesBenchmark((line) => process.stderr.write(`changes: ${line}\n`)),
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
-  sandbox: () => runSandboxBenchmark(),
+  sandbox: async () => [
+    ...(await runSandboxBenchmark()),
+    ...(await runSandboxLoadBenchmark((line) => process.stderr.write(`sandbox: ${line}\n`))),
+  ],
   workspace: () => runWorkspaceBenchmark(),
   queries: () => runQueriesBenchmark((line) => process.stderr.write(`queries: ${line}\n`)),
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),
+  pgwire: () => runPgwireBenchmark((line) => process.stderr.write(`pgwire: ${line}\n`)),
   team: () => runTeamDayBenchmark((line) => process.stderr.write(`team: ${line}\n`)),
 };
 

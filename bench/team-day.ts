@@ -118,9 +118,16 @@ function client(base: string, handle: string) {
     return { status: response.status, body: await response.text(), headers: response.headers };
   };
   /** execute → status every `pollMs` → first page; the time from send to the page's last byte. */
+  /**
+   * execute → status every `pollMs` → first page; the time from send to the page's last byte,
+   * and where it went: the execute call, waiting to start and running (the execution's own
+   * timestamps, one clock: the same machine), and the rest (status polls, the page).
+   */
   const run = async (sql: string, pollMs: number, limit = 100) => {
     const started = performance.now();
+    const sentAt = Date.now();
     const submitted = await call('/api/v1/sql/execute', { method: 'POST', body: JSON.stringify({ sql }) });
+    const submitMs = performance.now() - started;
     if (submitted.status !== 200)
       return { status: submitted.status, state: '', ms: performance.now() - started };
     const id = (JSON.parse(submitted.body) as { execution_id: string }).execution_id;
@@ -128,11 +135,24 @@ function client(base: string, handle: string) {
       const status = JSON.parse((await call(`/api/v1/execution/${id}/status`)).body) as {
         state: string;
         is_execution_finished: boolean;
+        submitted_at: string;
+        execution_started_at?: string;
+        execution_ended_at?: string;
       };
       if (status.is_execution_finished) {
         if (status.state === 'QUERY_STATE_COMPLETED' || status.state === 'QUERY_STATE_COMPLETED_PARTIAL')
           await call(`/api/v1/execution/${id}/results?limit=${limit}&allow_partial_results=true`);
-        return { status: 200, state: status.state, ms: performance.now() - started, id };
+        const ms = performance.now() - started;
+        const submittedAt = Date.parse(status.submitted_at);
+        const startedAt = Date.parse(status.execution_started_at ?? status.submitted_at);
+        const endedAt = Date.parse(status.execution_ended_at ?? status.submitted_at);
+        const steps = {
+          submit: submitMs,
+          pending: startedAt - submittedAt,
+          running: endedAt - startedAt,
+          rest: ms - (endedAt - sentAt),
+        };
+        return { status: 200, state: status.state, ms, id, steps };
       }
       await sleep(pollMs);
     }
@@ -164,6 +184,8 @@ function directoryBytes(dir: string): number {
 
 interface Day {
   light: number[];
+  /** Where each light query's time went (see `run`). */
+  lightSteps: Record<'submit' | 'pending' | 'running' | 'rest', number>[];
   heavy: Map<string, number[]>;
   heavyFailed: string[];
   refusedWrites: string[];
@@ -180,6 +202,7 @@ async function until(end: number, loop: () => Promise<void>): Promise<void> {
 async function teamDay(base: string, dataDir: string, end: number): Promise<Day> {
   const day: Day = {
     light: [],
+    lightSteps: [],
     heavy: new Map(HEAVIES.map((h) => [h, []])),
     heavyFailed: [],
     refusedWrites: [],
@@ -192,7 +215,10 @@ async function teamDay(base: string, dataDir: string, end: number): Promise<Day>
     until(end, async () => {
       const { run } = client(base, handle);
       const result = await run(LIGHT_SQL, 5);
-      if (result.state === 'QUERY_STATE_COMPLETED') day.light.push(result.ms);
+      if (result.state === 'QUERY_STATE_COMPLETED') {
+        day.light.push(result.ms);
+        if (result.steps) day.lightSteps.push(result.steps);
+      }
       await sleep(100 + random() * 300);
     }),
   );
@@ -361,6 +387,12 @@ function report(
   // others' small results, are well under a quota each.
   const allowed = 2 * LIMITS.RESULT_STORAGE_PER_KEY + 2 * LIMITS.MAX_RESULT_BYTES;
   log(`mallory: ${JSON.stringify(day.mallory)}; heavy failures: ${day.heavyFailed.join('; ') || 'none'}`);
+  for (const step of ['submit', 'pending', 'running', 'rest'] as const) {
+    const times = day.lightSteps.map((s) => s[step]);
+    log(
+      `light queries' ${step}: p50 ${percentile(times, 50).toFixed(0)} ms, p95 ${percentile(times, 95).toFixed(0)} ms`,
+    );
+  }
   for (const refused of day.refusedWrites) log(`refused: ${refused}`);
   const rows: BenchRow[] = [
     {

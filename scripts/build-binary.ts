@@ -24,7 +24,7 @@ import {
   MANIFEST_ASSET,
 } from '../src/packaging/single-executable.js';
 import { bundleWorkspace } from '../src/packaging/web-assets.js';
-import { bundleCli } from './bundle-cli.js';
+import { bundleCli, bundleSandboxWorker } from './bundle-cli.js';
 
 const BINARY_NAME = 'restaking-data-service';
 /** Node's SEA fuse; a Node binary without it cannot become a single executable. */
@@ -103,6 +103,9 @@ async function collectAssets(
   workDir: string,
 ): Promise<{ assets: Record<string, string>; manifest: EmbeddedManifest }> {
   const assets: Record<string, string> = {};
+  const workerFile = path.join(workDir, 'sandbox-worker.cjs');
+  await bundleSandboxWorker(workerFile);
+  const sandboxWorker = addAsset(assets, workDir, 'sandbox-worker.cjs', fs.readFileSync(workerFile), false);
   const version = (
     JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }
   ).version;
@@ -133,6 +136,7 @@ async function collectAssets(
     version,
     projectFiles: projectFolders,
     webAssets,
+    sandboxWorker,
     duckdb: { hash: hash.digest('hex').slice(0, 16), addon: 'duckdb.node', files: nativeFiles },
   };
   const manifestFile = path.join(workDir, MANIFEST_ASSET);

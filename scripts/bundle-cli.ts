@@ -53,6 +53,26 @@ const sourcePaths: Plugin = {
 
 export type BundleKind = 'embedded' | 'source tree';
 
+/**
+ * The sandbox's check worker (src/queries/sandbox/check-worker.ts) for the single executable:
+ * a worker thread there runs code given as a string (`eval`), CommonJS with every package
+ * inside and DuckDB's addon from the embedded loader, as the main bundle has it.
+ */
+export async function bundleSandboxWorker(outfile: string): Promise<void> {
+  await build({
+    entryPoints: [path.join(root, 'src/queries/sandbox/check-worker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    plugins: [embeddedDuckDB],
+    define: { 'import.meta.dirname': 'undefined', 'import.meta.filename': 'undefined' },
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+}
+
 export async function bundleCli(outfile: string, kind: BundleKind): Promise<void> {
   const result = await build({
     entryPoints: [path.join(root, 'src/cli/main.ts')],

@@ -12,8 +12,11 @@ import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { PgCatalog } from './pgwire/catalog-queries.js';
+import { type PgListener, startPgListener } from './pgwire/listener.js';
 import { Queries } from './queries/queries.js';
 import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
+import { SqlChecker } from './queries/sandbox/checker-pool.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { Database } from './storage/database.js';
@@ -21,6 +24,9 @@ import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
 import { expireAllVersions, versionPolicy } from './tables/table-versions.js';
+import { MaterializedViews } from './transform/materialized-views.js';
+import { Pipelines } from './transform/pipelines.js';
+import { type Clock, SYSTEM_CLOCK, ViewScheduler } from './transform/view-scheduler.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
 import { keepWorkerThreadsLower } from './workload/thread-priority.js';
 
@@ -33,6 +39,8 @@ export const DATABASE_FILE = 'warehouse.duckdb';
 
 /** How long in-flight requests get to finish at shutdown before connections are cut. */
 const SHUTDOWN_GRACE_MS = 3_000;
+/** How long queued writes get to commit at shutdown before they are interrupted. */
+const WRITE_GRACE_MS = 5_000;
 
 /** Results up to this many rows are cut into pages in memory (DESIGN §5's hot path). */
 const IN_MEMORY_RESULT_ROWS = 50_000;
@@ -74,8 +82,21 @@ export interface RunningService {
   /** The operator's query files, as configured. */
   queryFiles: QueryFile[];
   queries: Queries;
+  /** The sandbox's checker of users' SQL (worker threads, started on first use or by `warm`). */
+  sqlChecker: SqlChecker;
+  views: MaterializedViews;
   server: http.Server;
+  /** The Postgres wire protocol's listener; undefined when PG_PORT is off. */
+  pg: PgListener | undefined;
   close(): Promise<void>;
+}
+
+/** What tests may give a service besides its configuration. */
+export interface ServiceHooks {
+  /** The time materialized views' schedules read (default: the system's). */
+  clock?: Clock;
+  /** How often the views' scheduler looks at the clock (default: every second). */
+  scheduleTickMs?: number;
 }
 
 /** Statements that may run at once: every lane's slots, the readers, the writer. */
@@ -111,7 +132,11 @@ function boundUrl(server: http.Server, host: string): string {
   return `http://${shown}:${address.port}`;
 }
 
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  logger: Logger,
+  hooks: ServiceHooks = {},
+): Promise<RunningService> {
   const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
@@ -176,7 +201,21 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     logger,
   );
   await executions.open();
-  const queries = new Queries(database, executions, queryFiles);
+  const sqlChecker = new SqlChecker({
+    workers: config.sandboxWorkers,
+    maxWaiting: config.sandboxQueueLimit,
+    maxWaitMs: config.sandboxWaitSeconds * 1000,
+    logger,
+  });
+  const queries = new Queries(database, executions, queryFiles, sqlChecker);
+  const views = new MaterializedViews(database, executions, queries, logger, {
+    accountFor: (handle) => keys.accountFor(handle),
+  });
+  await views.open();
+  const pipelines = new Pipelines(database, executions, queries, views, logger);
+  await pipelines.open();
+  const clock = hooks.clock ?? SYSTEM_CLOCK;
+  const viewScheduler = new ViewScheduler(views, logger, clock, hooks.scheduleTickMs);
   const metrics = new ServiceMetrics({ processMetrics: true });
   const fileIds = new Set(queryFiles.map((q) => q.id));
   // Users' queries are counted together: one series per query would grow without bound.
@@ -210,7 +249,20 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   });
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
-  const app = createApp({ config, database, keys, logger, executions, queries, results, metrics, baseUrl });
+  const app = createApp({
+    config,
+    database,
+    keys,
+    logger,
+    executions,
+    queries,
+    results,
+    metrics,
+    baseUrl,
+    views,
+    pipelines,
+    clock,
+  });
   const server = http.createServer(app);
   answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -231,10 +283,25 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       resolve();
     });
   }).catch(async (error) => {
+    await sqlChecker.close();
     await database.close();
     throw error;
   });
   url = boundUrl(server, config.host);
+  let catalog: PgCatalog | undefined;
+  let pg: PgListener | undefined;
+  try {
+    if (config.pgPort !== undefined) {
+      catalog = await PgCatalog.open(database);
+      const lane = <T>(owner: string, work: () => Promise<T>) => executions.inUsersLane(owner, work);
+      pg = await startPgListener({ config, keys, queries, database, catalog, logger, lane }, config.pgPort);
+    }
+  } catch (error) {
+    await catalog?.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await database.close();
+    throw error;
+  }
   scheduler.start();
   // Table versions past TABLE_VERSION_HOURS go, even for tables nobody writes any more.
   const expiringVersions = setInterval(() => {
@@ -243,6 +310,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       .catch((error: unknown) => logger.warn({ err: error }, 'expiring table versions failed'));
   }, VERSION_EXPIRY_MS);
   expiringVersions.unref();
+  viewScheduler.start();
   const stopLowering = keepWorkerThreadsLower();
 
   let closing: Promise<void> | undefined;
@@ -251,19 +319,40 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       stopLowering();
       scheduler.stop();
       clearInterval(expiringVersions);
+      viewScheduler.stop();
       executions.close();
+      // Its sessions let their DuckDB connections go before the database closes.
+      const pgClosed = pg?.close() ?? Promise.resolve();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // A request that finishes in the grace period leaves its keep-alive connection idle.
       const idle = setInterval(() => server.closeIdleConnections(), 100);
       const timer = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       await closed;
+      await pgClosed;
+      await catalog?.close();
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();
-      await database.close();
+      await sqlChecker.close();
+      // No final checkpoint: its time is not bounded (DuckDB's checkpoint of a 10,000-column
+      // table's 0.5 MB of WAL took 22.8 s), and the next start replays the WAL instead.
+      await database.close(WRITE_GRACE_MS, 0);
     })();
     return closing;
   };
-  return { url, localKey, database, keys, executions, queryFiles, queries, server, close };
+  return {
+    url,
+    localKey,
+    database,
+    keys,
+    executions,
+    queryFiles,
+    queries,
+    sqlChecker,
+    views,
+    server,
+    pg,
+    close,
+  };
 }

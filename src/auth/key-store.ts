@@ -128,6 +128,27 @@ export class KeyStore {
     return identity;
   }
 
+  /**
+   * The account of a handle, for work a key set going that runs without it (a materialized
+   * view's scheduled refresh): undefined once no key of the handle is left. When its keys
+   * differ, the least of their rights (not admin over admin, free over premium).
+   */
+  accountFor(handle: string): Account | undefined {
+    this.reloadIfChanged(false);
+    let found: Account | undefined;
+    for (const account of this.byHash.values()) {
+      if (account.handle !== handle) continue;
+      found = found
+        ? {
+            handle,
+            plan: found.plan === 'free' || account.plan === 'free' ? 'free' : account.plan,
+            admin: found.admin && account.admin,
+          }
+        : account;
+    }
+    return found;
+  }
+
   /** Re-reads the key file when it changed; `force` skips the rate limit on checks. */
   private reloadIfChanged(force: boolean): boolean {
     const now = Date.now();

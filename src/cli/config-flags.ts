@@ -50,6 +50,14 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
     'QUERY_TIMEOUT_SECONDS',
     "a user's execution is stopped (FAILED) after this long",
   ],
+  ['--pg-port <port>', 'PG_PORT', 'Postgres wire protocol port (0 = any free port), or off'],
+  [
+    '--pg-max-connections <n>',
+    'PG_MAX_CONNECTIONS',
+    'Postgres wire connections open at once; more are refused',
+  ],
+  ['--pg-tls-cert <file>', 'PG_TLS_CERT', 'PEM certificate for TLS on the Postgres wire (with PG_TLS_KEY)'],
+  ['--pg-tls-key <file>', 'PG_TLS_KEY', 'PEM private key for TLS on the Postgres wire (with PG_TLS_CERT)'],
   [
     '--table-versions-kept <n>',
     'TABLE_VERSIONS_KEPT',
@@ -82,6 +90,17 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
     'SPILL_LIMIT',
     "DuckDB's temporary files at most (default: half the free space above the reserve)",
   ],
+  ['--sandbox-workers <n>', 'SANDBOX_WORKERS', "worker threads that check users' SQL"],
+  [
+    '--sandbox-queue-limit <n>',
+    'SANDBOX_QUEUE_LIMIT',
+    'SQL checks that may wait for a worker; more are refused (503)',
+  ],
+  [
+    '--sandbox-wait-seconds <n>',
+    'SANDBOX_WAIT_SECONDS',
+    'how long a SQL check may wait for a worker before it is refused (503)',
+  ],
   [
     '--duckdb-memory-limit <size>',
     'DUCKDB_MEMORY_LIMIT',
@@ -105,12 +124,15 @@ function checkedAs(variable: string) {
   };
 }
 
+const UNCHECKED_ALONE = new Set(['API_KEYS', 'PG_TLS_CERT', 'PG_TLS_KEY']);
+
 export function addConfigFlags(command: Command, only?: readonly string[]): Command {
   for (const [flag, variable, description] of FLAGS) {
     if (only && !only.includes(variable)) continue;
     const option = new Option(flag, `${description} (env ${variable})`);
-    // Commander quotes a refused value back, and a key list must not end up in a log.
-    if (variable !== 'API_KEYS') option.argParser(checkedAs(variable));
+    // Commander quotes a refused value back, and a key list must not end up in a log. The
+    // TLS files are checked as a pair once the flags are merged with the environment.
+    if (!UNCHECKED_ALONE.has(variable)) option.argParser(checkedAs(variable));
     command.addOption(option);
   }
   return command;

@@ -20,6 +20,8 @@ import type { ProgramOutput } from './program-output.js';
  */
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
+/** How long exiting early waits for SQL checks still running (each takes a second at most). */
+const EXIT_CHECKS_GRACE_MS = 2_000;
 
 function describeKeys(config: Config, service: RunningService): string {
   const configured = config.apiKeys.length;
@@ -81,11 +83,14 @@ async function serve(
   const stop = (signal: string) => {
     const exitNow = () => {
       service.database.interruptAll();
-      process.exit(EXIT.failure);
+      // A check worker stopped during one of its DuckDB calls aborts the process (exit code
+      // 134): the checks running get a moment to end (SqlChecker).
+      void service.sqlChecker.close(EXIT_CHECKS_GRACE_MS).finally(() => process.exit(EXIT.failure));
     };
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting without waiting for the shutdown');
       exitNow();
+      return;
     }
     stopping = true;
     const started = performance.now();
@@ -122,6 +127,12 @@ async function serve(
     'serving',
   );
   out(`Workspace: ${service.url}/`);
+  if (service.pg) {
+    const host = service.pg.host.includes(':') ? `[${service.pg.host}]` : service.pg.host;
+    out(
+      `Postgres wire protocol: ${host}:${service.pg.port} (psql -h ${service.pg.host} -p ${service.pg.port}; password: an API key)`,
+    );
+  }
   // The key last, alone on its line: what a newcomer copies, and what `tail -1` gives a script.
   if (service.localKey) {
     const file = path.join(config.dataDir, 'dev-api-key.txt');
@@ -133,6 +144,8 @@ async function serve(
     out(`  curl -H "X-Service-Api-Key: $(cat ${file})" ${service.url}/v1/tables`);
     out(service.localKey.key);
   }
+  // Started now, in the background, so that the first SQL is not checked by a starting worker.
+  service.sqlChecker.warm();
   // Bundled now, in the background, so that the first visit finds the page ready.
   const bundling = performance.now();
   workspaceAssets().then(

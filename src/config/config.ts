@@ -52,6 +52,12 @@ export interface Config {
   /** Writes of a table whose previous version is kept (0: none), and for how many hours. */
   tableVersionsKept: number;
   tableVersionHours: number;
+  /** The Postgres wire protocol's listener (src/pgwire); undefined when it is off. */
+  pgPort: number | undefined;
+  /** Postgres wire connections open at once; more are refused (53300). */
+  pgMaxConnections: number;
+  /** Certificate and key (PEM files) for TLS on the Postgres wire; both or neither. */
+  pgTls: { certFile: string; keyFile: string } | undefined;
   /** A results statement (a page, a sort, a Parquet file) is interrupted after this many seconds. */
   resultsTimeoutSeconds: number;
   /** A kept result's bytes (as JSON) at most; past it, kept truncated as a partial result. */
@@ -64,6 +70,12 @@ export interface Config {
   diskReserveBytes: number | undefined;
   /** DuckDB's max_temp_directory_size; undefined: decided at start from the free space. */
   spillLimitBytes: number | undefined;
+  /** Worker threads that check users' SQL (the sandbox). */
+  sandboxWorkers: number;
+  /** SQL checks that may wait for a worker; more are refused (503). */
+  sandboxQueueLimit: number;
+  /** How long a SQL check may wait for a worker before it is refused (503). */
+  sandboxWaitSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -215,6 +227,31 @@ function memoryLimit(raw: string | undefined): string | undefined {
   return value;
 }
 
+function pgPort(raw: string | undefined): number | undefined {
+  const text = raw?.trim() || '5433';
+  if (text === 'off') return undefined;
+  if (!/^\d+$/.test(text) || Number(text) > 65535)
+    throw new ConfigError(`PG_PORT must be a port number from 0 to 65535, or off, got "${raw}"`);
+  return Number(text);
+}
+
+function pgTls(env: Env, cwd: string): Config['pgTls'] {
+  const cert = env.PG_TLS_CERT?.trim();
+  const key = env.PG_TLS_KEY?.trim();
+  if (!cert && !key) return undefined;
+  if (!cert || !key)
+    throw new ConfigError('PG_TLS_CERT and PG_TLS_KEY go together: give both files, or neither');
+  return { certFile: path.resolve(cwd, cert), keyFile: path.resolve(cwd, key) };
+}
+
+/**
+ * One worker thread checks users' SQL unless set: on the 2-core machine this runs on, under 8
+ * clients sending 64 KiB texts, a second one answered about as many checks (median 3.9/s
+ * against 3.8/s) and made /health's p99 worse (median 98 ms against 53, 10 paired runs at load
+ * 6–14; bench/sandbox-load.ts, BENCHMARKS.md).
+ */
+const DEFAULT_SANDBOX_WORKERS = 1;
+
 export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
   const host = env.HOST?.trim() || '127.0.0.1';
   const logLevel = env.LOG_LEVEL?.trim() || 'info';
@@ -245,7 +282,13 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     tableVersionsKept: integer(env, 'TABLE_VERSIONS_KEPT', 1, 0, 100),
     tableVersionHours: integer(env, 'TABLE_VERSION_HOURS', 168, 1, 100 * 365 * 24),
     resultsTimeoutSeconds: integer(env, 'RESULTS_TIMEOUT_SECONDS', 120, 1, 86_400),
+    pgPort: pgPort(env.PG_PORT),
+    pgMaxConnections: integer(env, 'PG_MAX_CONNECTIONS', 100, 1, 100_000),
+    pgTls: pgTls(env, cwd),
     ...storageLimits(env),
+    sandboxWorkers: integer(env, 'SANDBOX_WORKERS', DEFAULT_SANDBOX_WORKERS, 1, 16),
+    sandboxQueueLimit: integer(env, 'SANDBOX_QUEUE_LIMIT', 64, 1, 10_000),
+    sandboxWaitSeconds: integer(env, 'SANDBOX_WAIT_SECONDS', 10, 1, 3_600),
   };
 }
 

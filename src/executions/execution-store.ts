@@ -3,6 +3,7 @@ import { SERVICE_SCHEMA } from '../storage/service-schema.js';
 import {
   type Execution,
   type ExecutionState,
+  isFinished,
   NO_PARAMETERS,
   OPERATOR,
   type SnapshotColumn,
@@ -80,6 +81,7 @@ const COLUMNS = [
   'parameter_set',
   'reads_private',
   'revision',
+  'sql_text',
 ];
 
 /** Kept prepared (`reusable`): every run appends its record, on a dedicated connection the next run reuses. */
@@ -95,6 +97,11 @@ export class ExecutionStore {
   private readonly byOwner = new Map<string, Execution[]>();
   /** The last revision handed out per execution. */
   private readonly revisions = new Map<string, number>();
+  /**
+   * The user's SQL of ad-hoc runs not finished yet: written with the final record only (one
+   * copy, in a transaction the run commits anyway), never kept in memory after it.
+   */
+  private readonly texts = new Map<string, string>();
 
   constructor(private readonly database: Database) {}
 
@@ -152,8 +159,30 @@ export class ExecutionStore {
     await session.run(APPEND, this.row(execution));
   }
 
+  /** Keeps the user's SQL of a new ad-hoc run until its final record is written. */
+  holdText(id: string, text: string): void {
+    this.texts.set(id, text);
+  }
+
+  /** The user's SQL of these finished ad-hoc executions, where it was kept. */
+  async sqlTexts(ids: readonly string[]): Promise<Map<string, string>> {
+    const texts = new Map<string, string>();
+    if (ids.length === 0) return texts;
+    const rows = await this.database.read((s) =>
+      s.all<{ execution_id: string; sql_text: string }>(
+        `SELECT execution_id, any_value(sql_text) AS sql_text FROM ${SERVICE_SCHEMA}.executions
+          WHERE sql_text IS NOT NULL AND execution_id IN (${ids.map(() => '?').join(', ')})
+          GROUP BY execution_id`,
+        [...ids],
+      ),
+    );
+    for (const row of rows) texts.set(row.execution_id, row.sql_text);
+    return texts;
+  }
+
   /** The execution's state in memory only (EXECUTING; or a record `append`ed and committed). */
   remember(execution: Execution): void {
+    if (isFinished(execution)) this.texts.delete(execution.id);
     const known = this.byId.has(execution.id);
     this.byId.set(execution.id, execution);
     place(this.byQuery, execution.queryId, execution, known);
@@ -165,6 +194,7 @@ export class ExecutionStore {
     const execution = this.byId.get(id);
     this.byId.delete(id);
     this.revisions.delete(id);
+    this.texts.delete(id);
     if (!execution) return;
     unplace(this.byQuery, execution.queryId, id);
     unplace(this.byOwner, execution.owner, id);
@@ -192,6 +222,7 @@ export class ExecutionStore {
       execution.parameterSet,
       execution.readsPrivate,
       revision,
+      isFinished(execution) ? (this.texts.get(execution.id) ?? null) : null,
     ];
   }
 }

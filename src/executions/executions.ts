@@ -1,12 +1,7 @@
 import { monotonicFactory } from 'ulid';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import {
-  type Database,
-  DatabaseClosingError,
-  type InterruptibleSession,
-  type Session,
-} from '../storage/database.js';
+import { type Database, DatabaseClosingError } from '../storage/database.js';
 import { qualifiedName } from '../storage/sql.js';
 import { isDiskFull } from '../storage/storage-error.js';
 import { FairLane, type LaneOptions } from '../workload/fair-lane.js';
@@ -18,26 +13,16 @@ import {
   NO_PARAMETERS,
   OPERATOR,
   SNAPSHOT_SCHEMA,
-  type SnapshotColumn,
   STATES,
   snapshotTable,
   visibleState,
 } from './execution.js';
 import { ExecutionStore } from './execution-store.js';
 import { KeyQuotas } from './key-quotas.js';
-import { jsonArrayBytes, jsonRowsQuery, resultBytesQuery } from './row-rendering.js';
-import {
-  createSnapshot,
-  cutToBytes,
-  dropSnapshot,
-  keepFirstRows,
-  ResultOverCapError,
-  SnapshotError,
-  type StoreMode,
-  snapshotName,
-  startCounter,
-} from './snapshot.js';
-import { rowCounter, StoringWatch } from './storing-watch.js';
+import type { Lane, RunRequest, StorageLimits } from './run-request.js';
+import { type Running, RunResults, stop } from './run-results.js';
+import { dropSnapshot, SnapshotError } from './snapshot.js';
+import { StoringWatch } from './storing-watch.js';
 
 /**
  * Runs queries as executions, each on a connection of its own so that serving and uploads
@@ -56,34 +41,7 @@ import { rowCounter, StoringWatch } from './storing-watch.js';
  * DESIGN §12 (storing-watch.ts while stored, key-quotas.ts once kept).
  */
 
-export type Lane = 'operator' | 'users';
-
-/** What to run: SQL that is ready (a user's has passed the sandbox), and whose run it is. */
-export interface RunRequest {
-  /** The query it runs (AD_HOC_QUERY_ID for ad-hoc SQL). */
-  queryId: number;
-  sql: string;
-  /** The executor's handle, or OPERATOR. */
-  owner: string;
-  lane: Lane;
-  /** Canonical parameter values (NO_PARAMETERS by default). */
-  parameterSet?: string;
-  /** Whether the SQL reads a private table. */
-  readsPrivate?: boolean;
-}
-
-/** What users' results may take of the disk (DESIGN §12). */
-export interface StorageLimits {
-  /** A kept result's bytes as JSON (total_result_set_bytes) at most: past it, cut as a partial result. */
-  maxResultBytes: number;
-  /** Bytes of one key's kept results at most: past it, its oldest results expire. */
-  keyResultBytes: number;
-  /** One key's finished executions kept at most: past it, its oldest are removed. */
-  keyExecutions: number;
-  /** Free bytes on DATA_DIR's disk that users' results may not take. */
-  reserveBytes: number;
-  dataDir: string;
-}
+export type { Lane, RunRequest, StorageLimits } from './run-request.js';
 
 export interface ExecutionsOptions {
   maxResultRows: number;
@@ -96,50 +54,11 @@ export interface ExecutionsOptions {
   storage?: StorageLimits;
 }
 
-interface Queued {
-  execution: Execution;
-  request: RunRequest;
-}
-
-interface Running extends Queued {
-  session?: InterruptibleSession;
-  cancelled: boolean;
-  timedOut: boolean;
-  /** The storing watch found it past the byte cap: stored again, cut at this many rows. */
-  cutAt?: number;
-  /** The disk's free space fell under the reserve while it was stored. */
-  overReserve: boolean;
-  /** Interrupts again and again once the run is to stop, until it has. */
-  stopping?: NodeJS.Timeout;
-  done: Promise<void>;
-}
-
-/**
- * Stops a running execution's statement. DuckDB's interrupt stops the statement running at
- * that moment; one that reaches the connection between two statements (a cancel just after
- * the run began) stops nothing, and the next statement would run on. So it is repeated until
- * the run has ended (`run` clears it).
- */
-function stop(running: Running): void {
-  running.session?.interrupt();
-  running.stopping ??= setInterval(() => running.session?.interrupt(), 50);
-  running.stopping.unref();
-}
-
 /**
  * Told of each finished execution. `rows`, for a small result (RENDERED_ROWS_MAX), are its
  * rows as JSON object texts, all columns in row order, rendered in the run's transaction.
  */
 type Listener = (execution: Execution, rows?: readonly string[]) => void;
-
-/**
- * A result of at most this many rows is rendered in the run's transaction, and its bytes
- * (total_result_set_bytes) counted from the rendering: one statement instead of the per-column
- * count, and the rows are at hand for the first page (`onFinished`). Larger results are
- * counted per column without being rendered (resultBytesQuery). Measured for `SELECT 1`: the
- * count cost 1.1 ms of a run's 6 ms, and the first page's own read 1.4 ms.
- */
-const RENDERED_ROWS_MAX = 1_000;
 
 /** Ids sort in submission order, even within one millisecond. */
 const nextId = monotonicFactory();
@@ -164,7 +83,7 @@ export class Executions {
   readonly store: ExecutionStore;
   private readonly lanes: Record<Lane, FairLane>;
   /** Executions waiting in a lane, by id. */
-  private readonly waiting = new Map<string, Queued>();
+  private readonly waiting = new Map<string, Pick<Running, 'execution' | 'request'>>();
   private readonly running = new Map<string, Running>();
   private readonly listeners: Listener[] = [];
   private closed = false;
@@ -172,9 +91,12 @@ export class Executions {
   /** Executions whose PENDING record is not written yet, with the timer that will write it. */
   private readonly unrecorded = new Map<string, NodeJS.Timeout>();
   private readonly watch: StoringWatch | undefined;
+  private readonly results: RunResults;
   private readonly quotas: KeyQuotas;
   /** Statements of other doors (the Postgres wire) holding users' slots, by a counter. */
   private borrowings = 0;
+  /** Other doors' statements waiting for a slot, refused at shutdown. */
+  private readonly doors = new Map<string, (error: Error) => void>();
 
   constructor(
     private readonly database: Database,
@@ -199,6 +121,11 @@ export class Executions {
         logger,
       );
     }
+    this.results = new RunResults(database, this.store, this.watch, {
+      maxResultRows: options.maxResultRows,
+      maxResultBytes: storage?.maxResultBytes ?? Number.POSITIVE_INFINITY,
+      expiry: (from) => this.expiry(from),
+    });
     this.quotas = new KeyQuotas(database, this.store, storage, logger);
   }
 
@@ -246,6 +173,21 @@ export class Executions {
     return this.store.ofQuery(queryId);
   }
 
+  /** The executions `owner` ran, oldest first. */
+  ofOwner(owner: string): readonly Execution[] {
+    return this.store.ofOwner(owner);
+  }
+
+  /** Bytes of `owner`'s kept results, as RESULT_STORAGE_PER_KEY counts them (key-quotas.ts). */
+  resultBytesOf(owner: string): number {
+    return this.quotas.usedBy(owner);
+  }
+
+  /** The user's SQL of these finished ad-hoc executions (RunRequest.text), where it was kept. */
+  sqlTexts(ids: readonly string[]): Promise<Map<string, string>> {
+    return this.store.sqlTexts(ids);
+  }
+
   /**
    * The latest execution of the query that has a result (complete or partial). Asked on
    * every request for the metrics, so remembered until one of the query's executions changes.
@@ -287,7 +229,7 @@ export class Executions {
    * its lane's bound is refused with a 429, and nothing is recorded.
    */
   async submit(request: RunRequest): Promise<Execution> {
-    if (this.closed) throw new Error('the executions are closed');
+    if (this.closed) throw new DatabaseClosingError();
     const lane = this.lanes[request.lane];
     const key = laneKey(request);
     if (lane.isFull(key)) throw queueFull(lane.limits.queuedPerKey);
@@ -301,10 +243,11 @@ export class Executions {
       submittedAt: new Date(),
     };
     this.store.remember(execution);
+    if (request.text !== undefined) this.store.holdText(execution.id, request.text);
     const timer = setTimeout(() => this.recordPending(execution.id), PENDING_RECORD_DELAY_MS);
     timer.unref();
     this.unrecorded.set(execution.id, timer);
-    const queued: Queued = { execution, request };
+    const queued = { execution, request };
     this.waiting.set(execution.id, queued);
     lane.enqueue(key, execution.id, () => this.start(queued));
     return execution;
@@ -328,10 +271,17 @@ export class Executions {
    * refused with a 429.
    */
   async inUsersLane<T>(owner: string, work: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('the executions are closed');
+    if (this.closed) throw new DatabaseClosingError();
     const lane = this.lanes.users;
     if (lane.isFull(owner)) throw queueFull(lane.limits.queuedPerKey);
-    await new Promise<void>((resolve) => lane.enqueue(owner, `door-${++this.borrowings}`, resolve));
+    const id = `door-${++this.borrowings}`;
+    await new Promise<void>((resolve, reject) => {
+      this.doors.set(id, reject);
+      lane.enqueue(owner, id, () => {
+        this.doors.delete(id);
+        resolve();
+      });
+    });
     try {
       return await work();
     } finally {
@@ -397,6 +347,8 @@ export class Executions {
     for (const id of [...this.unrecorded.keys()]) this.recordPending(id);
     for (const lane of LANES) this.lanes[lane].clearWaiting();
     this.waiting.clear();
+    for (const refuse of this.doors.values()) refuse(new DatabaseClosingError());
+    this.doors.clear();
     for (const running of this.running.values()) {
       running.cancelled = true;
       stop(running);
@@ -426,7 +378,7 @@ export class Executions {
   }
 
   /** Its lane says it may run now. */
-  private start(queued: Queued): void {
+  private start(queued: Pick<Running, 'execution' | 'request'>): void {
     const id = queued.execution.id;
     this.waiting.delete(id);
     const running: Running = {
@@ -475,7 +427,7 @@ export class Executions {
         running.overReserve = true;
         throw new Error('the disk is under its reserve');
       }
-      const { execution: completed, rows } = await this.storeAll(running, started);
+      const { execution: completed, rows } = await this.results.store(running, started);
       // The key's oldest results make room before the new one is seen.
       if (users) await this.quotas.enforce(completed, this.latestResults);
       this.store.remember(completed);
@@ -523,149 +475,6 @@ export class Executions {
   }
 
   /**
-   * Stores the run's result: every row counted to the row cap; past the row cap, or past the
-   * byte cap while stored (the storing watch), stored again cut, on a new connection (the
-   * interrupted one may keep the interrupt for its next statement).
-   */
-  private async storeAll(
-    running: Running,
-    started: Execution,
-  ): Promise<{ execution: Execution; rows?: string[] }> {
-    let cutAt: number | undefined;
-    for (;;) {
-      try {
-        return await this.database.dedicated(async (session) => {
-          running.session = session;
-          try {
-            if (running.cancelled) throw new Error('cancelled before it started');
-            return await this.storeResult(running, started, session, cutAt);
-          } finally {
-            // The connection closes or serves another run when this returns: nothing may interrupt it after.
-            running.session = undefined;
-          }
-        });
-      } catch (error) {
-        if (cutAt !== undefined || running.cancelled || running.timedOut || running.overReserve) throw error;
-        if (error instanceof ResultOverCapError) cutAt = this.options.maxResultRows;
-        else if (running.cutAt !== undefined) cutAt = running.cutAt;
-        else throw error;
-        clearInterval(running.stopping);
-        running.stopping = undefined;
-      }
-    }
-  }
-
-  /**
-   * Stores the run's rows and its COMPLETED record, and returns the record, with the rows
-   * rendered when they are few; on any failure nothing of it stays. A small result commits
-   * with its record in one transaction. A large one commits its rows first and then its
-   * record: its JSON bytes, which the record holds, are counted over the committed table in
-   * 41–66 ms against 77–85 inside the transaction that made it (a million rows of five
-   * columns, a scratch script, 2026-11-23: DuckDB scans a transaction's own new rows more
-   * slowly). A crash between the two commits leaves a table without a finished record, which
-   * the next start drops (`open`).
-   */
-  private async storeResult(
-    running: Running,
-    started: Execution,
-    session: InterruptibleSession,
-    cutAt: number | undefined,
-  ): Promise<{ execution: Execution; rows?: string[] }> {
-    await session.run('BEGIN TRANSACTION');
-    const slot = this.watch?.claimSlot();
-    try {
-      const counter = await startCounter(session, slot === undefined ? undefined : rowCounter(slot));
-      if (slot !== undefined) this.watchStoring(running, slot, counter.start);
-      const mode: StoreMode = cutAt === undefined ? { counter } : { cutAt };
-      const snapshot = await createSnapshot(
-        session,
-        started.id,
-        running.request.sql,
-        this.options.maxResultRows,
-        mode,
-      );
-      // An interrupt that came between two statements stopped nothing: check.
-      if (this.mustStop(running, cutAt)) throw new Error('interrupted');
-      const table = snapshotName(started.id);
-      let rows: string[] | undefined;
-      let bytes: number;
-      let truncated = snapshot.truncated;
-      let rowCount = snapshot.rowCount;
-      const maxBytes = this.options.storage?.maxResultBytes ?? Number.POSITIVE_INFINITY;
-      if (snapshot.rowCount <= RENDERED_ROWS_MAX) {
-        rows = (await session.query(jsonRowsQuery(table, snapshot.columns))).rows.map(
-          (row) => row[0] as string,
-        );
-        bytes = jsonArrayBytes(rows);
-        if (bytes > maxBytes) {
-          rows = rowsWithin(rows, maxBytes);
-          rowCount = await keepFirstRows(session, table, rows.length);
-          bytes = jsonArrayBytes(rows);
-          truncated = true;
-        }
-      } else {
-        await session.run('COMMIT');
-        bytes = await countBytes(session, table, snapshot.columns);
-        if (bytes > maxBytes) {
-          rowCount = await cutToBytes(session, started.id, snapshot.columns, maxBytes);
-          bytes = await countBytes(session, table, snapshot.columns);
-          truncated = true;
-        }
-        if (this.mustStop(running, cutAt)) throw new Error('interrupted');
-        await session.run('BEGIN TRANSACTION');
-      }
-      const endedAt = new Date();
-      const execution: Execution = {
-        ...started,
-        state: truncated ? STATES.completedPartial : STATES.completed,
-        endedAt,
-        expiresAt: this.expiry(endedAt),
-        columns: snapshot.columns,
-        rowCount,
-        resultBytes: bytes,
-      };
-      await this.store.append(session, execution);
-      await session.run('COMMIT');
-      return { execution, rows };
-    } catch (error) {
-      // Nothing to roll back when the rows were committed: the run's caller drops them.
-      await session.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      if (slot !== undefined) this.watch?.release(started.id, slot);
-    }
-  }
-
-  /** Whether the run was told to stop while a statement ran (the byte cap counts only while counted). */
-  private mustStop(running: Running, cutAt: number | undefined): boolean {
-    return (
-      running.cancelled ||
-      running.timedOut ||
-      running.overReserve ||
-      (cutAt === undefined && running.cutAt !== undefined)
-    );
-  }
-
-  private watchStoring(running: Running, slot: number, start: bigint): void {
-    this.watch?.track(
-      {
-        id: running.execution.id,
-        limited: running.request.lane === 'users',
-        overCap: (rowsThatFit) => {
-          running.cutAt = rowsThatFit;
-          stop(running);
-        },
-        overReserve: () => {
-          running.overReserve = true;
-          stop(running);
-        },
-      },
-      slot,
-      start,
-    );
-  }
-
-  /**
    * Records a finished execution. One whose record cannot be written (a full disk, the
    * database closing) is finished in memory all the same, so that status and cancel tell the
    * truth; the next start finds its last record unfinished and marks it failed.
@@ -704,26 +513,6 @@ function queueFull(limit: number): ApiError {
     `this key has ${limit} executions waiting to run already (MAX_QUEUED_QUERIES_PER_KEY); wait for some to finish, or cancel them, before submitting more`,
     { 'Retry-After': '5' },
   );
-}
-
-/** The JSON bytes of a committed snapshot (total_result_set_bytes). */
-async function countBytes(
-  session: Session,
-  table: string,
-  columns: readonly SnapshotColumn[],
-): Promise<number> {
-  const [counted] = await session.all<{ bytes: bigint }>(resultBytesQuery(table, columns));
-  return Number(counted?.bytes ?? 2);
-}
-
-/** The first rows whose JSON array fits in `maxBytes`. */
-function rowsWithin(rows: string[], maxBytes: number): string[] {
-  let bytes = 2;
-  for (let i = 0; i < rows.length; i++) {
-    bytes += Buffer.byteLength(rows[i] as string) + (i > 0 ? 1 : 0);
-    if (bytes > maxBytes) return rows.slice(0, i);
-  }
-  return rows;
 }
 
 /** Why a run failed, in words for its owner. */

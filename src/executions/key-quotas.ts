@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import type { Database } from '../storage/database.js';
 import { type Execution, hasResult, isFinished, OPERATOR, STATES, visibleState } from './execution.js';
 import type { ExecutionStore } from './execution-store.js';
-import type { StorageLimits } from './executions.js';
+import type { StorageLimits } from './run-request.js';
 import { dropSnapshot } from './snapshot.js';
 
 /**

@@ -32,8 +32,11 @@ export interface Storing {
   id: string;
   /** Users' runs are held to the cap and the reserve; the operator's are only counted. */
   limited: boolean;
-  /** Past the byte cap: `rowsThatFit` of its rows would keep it under. */
-  overCap: (rowsThatFit: number) => void;
+  /**
+   * Past the byte cap: `rowsThatFit` of its rows would keep it under. Absent for a run stored
+   * cut already (it is then held to the reserve only; the exact cut comes after it is stored).
+   */
+  overCap?: (rowsThatFit: number) => void;
   /** The disk's free space fell under the reserve while it was the largest run being stored. */
   overReserve: () => void;
 }
@@ -90,8 +93,11 @@ export class StoringWatch {
   /** Starts watching a run that counts its rows on `slot` from `start` (the value before its first row). */
   track(run: Storing, slot: number, start: bigint): void {
     this.tracked.set(run.id, { ...run, slot, start, rows: 0n, bytes: 0, stopped: false });
-    this.timer ??= setInterval(() => void this.sample(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.sample(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.timer.unref();
+    // A first look now: the blocks used before the run stored anything are not its own.
+    void this.sample();
   }
 
   /** The run is done storing (stored, failed or stopped): its slot is free again. */
@@ -162,7 +168,7 @@ export class StoringWatch {
   private enforce(free: number | undefined): void {
     const limited = [...this.tracked.values()].filter((run) => run.limited && !run.stopped);
     for (const run of limited) {
-      if (run.bytes <= this.options.maxResultBytes) continue;
+      if (!run.overCap || run.bytes <= this.options.maxResultBytes) continue;
       run.stopped = true;
       const fit = Math.floor((Number(run.rows) * this.options.maxResultBytes) / run.bytes);
       run.overCap(Math.max(0, fit));

@@ -6,6 +6,9 @@ import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { Queries } from '../queries/queries.js';
 import type { Results } from '../results/results.js';
 import type { Database } from '../storage/database.js';
+import type { MaterializedViews } from '../transform/materialized-views.js';
+import type { Pipelines } from '../transform/pipelines.js';
+import type { Clock } from '../transform/view-scheduler.js';
 
 /** Everything the HTTP layer is built from; the CLI makes these, tests may make their own. */
 export interface AppDeps {
@@ -17,6 +20,10 @@ export interface AppDeps {
   queries: Queries;
   results: Results;
   metrics: ServiceMetrics;
+  views: MaterializedViews;
+  pipelines: Pipelines;
+  /** The time materialized views' schedules read (the system's; a test's own in tests). */
+  clock: Clock;
   /** Absolute base of links the service hands out (`next_uri`): PUBLIC_BASE_URL or the bound address. */
   baseUrl: () => string;
 }

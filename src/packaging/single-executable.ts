@@ -24,6 +24,8 @@ export interface EmbeddedManifest {
   projectFiles: Record<string, Record<string, EmbeddedFile>>;
   /** The workspace page's bundled files (web-assets.ts), by name; absent in older builds. */
   webAssets?: Record<string, EmbeddedFile>;
+  /** The sandbox's check worker (src/queries/sandbox/check-worker.ts) bundled as CommonJS. */
+  sandboxWorker?: EmbeddedFile;
   duckdb: {
     /** Hash of the native files: names the extraction directory, so versions never clash. */
     hash: string;

@@ -13,6 +13,7 @@ import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
 import { visibleTables } from '../tables/table-catalog.js';
 import { suggestTables } from './name-suggestions.js';
+import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
   parameterSet,
@@ -39,8 +40,10 @@ import type {
   UpdateQueryRequest,
 } from './query-request.js';
 import { QueryStore } from './query-store.js';
+import type { SqlChecker } from './sandbox/checker-pool.js';
 import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
 import { tableResolver } from './table-resolver.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /**
  * Queries as the API sees them (DESIGN §10): users' saved queries and the operator's query
@@ -51,14 +54,23 @@ import { tableResolver } from './table-resolver.js';
 /** `query_<id>` in users' SQL: the latest result of that query (as on the mirrored API). */
 const QUERY_RESULT_TABLE = /^query_(\d{1,15})$/i;
 
+/** What a query's SQL reads: a table (by its record) or another query's latest result. */
+export type TableRead = { queryId: number } | { namespace: string; tableName: string };
+
+/** Where `query_<id>` points while a pipeline is planned: it is never run (nor need it exist). */
+const PLANNED_RESULT = 'planned';
+
 export class Queries {
   readonly store: QueryStore;
   private readonly files: Map<number, Query>;
+  private readonly madePrivate: ((query: Query) => Promise<void>)[] = [];
 
   constructor(
     private readonly database: Database,
     private readonly executions: Executions,
     files: readonly QueryFile[],
+    /** The sandbox's checker, on worker threads of its own. */
+    private readonly checker: SqlChecker,
   ) {
     this.store = new QueryStore(database);
     this.files = new Map(files.map((file) => [file.id, queryFromFile(file)]));
@@ -124,7 +136,15 @@ export class Queries {
   async setPrivate(account: Account, id: number, isPrivate: boolean): Promise<Query> {
     await this.changeable(account, id);
     if (isPrivate && account.plan !== 'premium') throw forbidden('private queries need a premium key');
-    return this.store.update(id, () => ({ isPrivate }));
+    const query = await this.store.update(id, () => ({ isPrivate }));
+    // What keeps a copy of its results (materialized views) follows its privacy.
+    if (isPrivate) for (const listener of this.madePrivate) await listener(query);
+    return query;
+  }
+
+  /** Called with each query made private, after it is recorded. */
+  onMadePrivate(listener: (query: Query) => Promise<void>): void {
+    this.madePrivate.push(listener);
   }
 
   listOwn(account: Account, limit: number, offset: number) {
@@ -144,11 +164,7 @@ export class Queries {
         this.executions.submit({ queryId: id, sql: query.sql, owner: account.handle, lane: 'users' })
       );
     }
-    const sandboxed = await this.sandbox(
-      account,
-      substitute(query.sql, query.parameters, values),
-      query.owner,
-    );
+    const sandboxed = await this.sandboxWithValues(account, query, values, 'query_parameters', query.owner);
     return this.executions.submit({
       queryId: id,
       sql: sandboxed.sql,
@@ -168,6 +184,7 @@ export class Queries {
       owner: account.handle,
       lane: 'users',
       readsPrivate: sandboxed.readsPrivate,
+      text: request.sql,
     });
   }
 
@@ -237,18 +254,90 @@ export class Queries {
     namespace: string,
   ): Promise<void> {
     const defaults = resolveValues(parameters, new Map(), 'parameters');
-    await this.sandbox(account, substitute(sql, parameters, defaults), namespace);
+    await this.sandboxWithValues(account, { sql, parameters }, defaults, 'parameters', namespace);
+  }
+
+  /** A query's SQL with parameter values through the sandbox: each value must arrive as the text sent. */
+  private sandboxWithValues(
+    account: Account,
+    query: { sql: string; parameters: readonly QueryParameter[] },
+    values: ReadonlyMap<string, string>,
+    where: string,
+    namespace: string,
+  ): Promise<SandboxedSql> {
+    return this.database
+      .read((session) => assertBackslashesLiteral(session, query.sql, query.parameters, values, where))
+      .then(() => this.sandbox(account, substitute(query.sql, query.parameters, values), namespace));
+  }
+
+  /**
+   * Ad-hoc SQL as `/v1/sql/execute` would run it, for the Postgres wire protocol (src/pgwire),
+   * which runs it itself; with `parameters`, `$1`, `$2`, … are left for values bound at run time.
+   * Throws SqlRefused (an ApiError 400) when refused.
+   */
+  sandboxedSql(account: Account, sql: string, options: CheckOptions = {}): Promise<SandboxedSql> {
+    return this.sandbox(account, sql, account.handle, options);
   }
 
   /**
    * Users' SQL through the sandbox, with `account`'s visibility. An unqualified table name
    * is in `namespace`: the saved query's owner's, so that a query means the same tables
    * whoever runs it; the caller's own for ad-hoc SQL.
+   *
+   * The check runs on the checker's threads; only each table name it finds is looked up
+   * here, on a connection of its own (`dedicated` never waits for one), so a check never
+   * waits behind results reads holding the shared readers.
    */
-  private sandbox(account: Account, sql: string, namespace = account.handle): Promise<SandboxedSql> {
-    return this.database.read((session) =>
-      sandboxSql(session, sql, this.readableTables(session, account, namespace)),
+  private sandbox(
+    account: Account,
+    sql: string,
+    namespace = account.handle,
+    options: CheckOptions = {},
+  ): Promise<SandboxedSql> {
+    return sandboxSql(
+      this.checker,
+      sql,
+      (name) => this.database.dedicated((session) => this.readableTables(session, account, namespace)(name)),
+      options,
     );
+  }
+
+  /**
+   * The tables and `query_<id>` results a saved query's SQL reads, as DuckDB's parser finds them
+   * through the sandbox (for pipelines): with `account`'s visibility, unqualified names in the
+   * query's owner's namespace, and `query_<id>` counted whether or not that query has a result
+   * yet. An operator's file reads no users' tables: none. Throws the sandbox's 400s.
+   */
+  async tablesRead(
+    account: Account,
+    query: Query,
+    values: ReadonlyMap<string, unknown>,
+  ): Promise<TableRead[]> {
+    if (query.source === 'file') return [];
+    const sql = substitute(
+      query.sql,
+      query.parameters,
+      resolveValues(query.parameters, values, 'query_parameters'),
+    );
+    const reads: TableRead[] = [];
+    // Each name looked up on a connection of its own, as every check's (`sandbox`).
+    await sandboxSql(this.checker, sql, (name) =>
+      this.database.dedicated(async (session) => {
+        const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
+        if (match) {
+          const id = Number(match[1]);
+          const target = await this.find(id, session);
+          if (!target || !canSeeQuery(account, target)) return undefined;
+          reads.push({ queryId: id });
+          return { qualifiedName: snapshotName(PLANNED_RESULT), isPrivate: false };
+        }
+        const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
+        const found = await tableResolver(session, account)({ schema: ref.namespace, table: ref.tableName });
+        if (found) reads.push(ref);
+        return found;
+      }),
+    );
+    return reads;
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */

@@ -21,6 +21,8 @@ interface QueryRow {
   version: number;
   is_private: boolean;
   is_archived: boolean;
+  created_at: Date;
+  updated_at: Date;
 }
 
 function fromRow(row: QueryRow): Query {
@@ -36,10 +38,12 @@ function fromRow(row: QueryRow): Query {
     version: row.version,
     isPrivate: row.is_private,
     isArchived: row.is_archived,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 
-export type NewQuery = Omit<Query, 'id' | 'source' | 'version' | 'isArchived'>;
+export type NewQuery = Omit<Query, 'id' | 'source' | 'version' | 'isArchived' | 'createdAt' | 'updatedAt'>;
 
 /** What an update may change. */
 export type QueryChanges = Partial<
@@ -64,7 +68,8 @@ export class QueryStore {
     return this.database.write(async (session) => {
       const [row] = await session.all<{ id: bigint }>(`SELECT nextval('${SERVICE_SCHEMA}.query_ids') AS id`);
       const id = Number(row?.id);
-      const now = new Date().toISOString();
+      const at = new Date();
+      const now = at.toISOString();
       await session.run(
         `INSERT INTO ${SERVICE_SCHEMA}.queries VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, false, ?, ?)`,
         [
@@ -80,7 +85,15 @@ export class QueryStore {
           now,
         ],
       );
-      return { ...query, id, source: 'user' as const, version: 1, isArchived: false };
+      return {
+        ...query,
+        id,
+        source: 'user' as const,
+        version: 1,
+        isArchived: false,
+        createdAt: at,
+        updatedAt: at,
+      };
     });
   }
 
@@ -118,7 +131,12 @@ export class QueryStore {
       if (!row) throw new Error(`query ${id} vanished`);
       const current = fromRow(row);
       const { bumpVersion, ...changes } = change(current);
-      const next: Query = { ...current, ...changes, version: current.version + (bumpVersion ? 1 : 0) };
+      const next: Query = {
+        ...current,
+        ...changes,
+        version: current.version + (bumpVersion ? 1 : 0),
+        updatedAt: new Date(),
+      };
       await session.run(
         `UPDATE ${SERVICE_SCHEMA}.queries SET name = ?, description = ?, tags = ?, parameters = ?, query_sql = ?,
            version = ?, is_private = ?, is_archived = ?, updated_at = ? WHERE query_id = ?`,
@@ -131,7 +149,7 @@ export class QueryStore {
           next.version,
           next.isPrivate,
           next.isArchived,
-          new Date().toISOString(),
+          (next.updatedAt as Date).toISOString(),
           id,
         ],
       );
@@ -142,15 +160,30 @@ export class QueryStore {
     return updated;
   }
 
-  /** The owner's queries, newest first, and whether more follow. */
-  async listOwn(owner: string, limit: number, offset: number): Promise<{ queries: Query[]; more: boolean }> {
-    const rows = await this.database.read((s) =>
-      s.all<QueryRow>(
+  /** The owner's queries, newest first, and how many the owner has. */
+  async listOwn(owner: string, limit: number, offset: number): Promise<{ queries: Query[]; total: number }> {
+    return this.database.read(async (s) => {
+      const rows = await s.all<QueryRow>(
         `SELECT * FROM ${SERVICE_SCHEMA}.queries WHERE owner = ? ORDER BY query_id DESC LIMIT ? OFFSET ?`,
-        [owner, limit + 1, offset],
+        [owner, limit, offset],
+      );
+      const [count] = await s.all<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ${SERVICE_SCHEMA}.queries WHERE owner = ?`,
+        [owner],
+      );
+      return { queries: rows.map(fromRow), total: Number(count?.n ?? 0) };
+    });
+  }
+
+  /** How many private queries, not archived, `owner` has (the usage's `private_queries`). */
+  async countPrivate(owner: string): Promise<number> {
+    const [row] = await this.database.read((s) =>
+      s.all<{ n: bigint }>(
+        `SELECT count(*) AS n FROM ${SERVICE_SCHEMA}.queries WHERE owner = ? AND is_private AND NOT is_archived`,
+        [owner],
       ),
     );
-    return { queries: rows.slice(0, limit).map(fromRow), more: rows.length > limit };
+    return Number(row?.n ?? 0);
   }
 
   private remember(query: Query): void {

@@ -20,6 +20,9 @@ export interface Query {
   version: number;
   isPrivate: boolean;
   isArchived: boolean;
+  /** Users' queries only: the operator's files have no such record. */
+  createdAt?: Date;
+  updatedAt?: Date;
 }
 
 export function queryFromFile(file: QueryFile): Query {
@@ -53,5 +56,19 @@ export function queryToApi(query: Query): Record<string, unknown> {
     is_archived: query.isArchived,
     is_unsaved: false,
     owner: query.owner,
+  };
+}
+
+/**
+ * A query in a list (GET /v1/queries): Dune's overview fields (`id`, `name`, `description`,
+ * `owner`, `tags`, `created_at`, `updated_at`) beside the whole query object, which the
+ * workspace reads.
+ */
+export function queryOverviewToApi(query: Query): Record<string, unknown> {
+  return {
+    id: query.id,
+    ...queryToApi(query),
+    created_at: query.createdAt?.toISOString() ?? null,
+    updated_at: query.updatedAt?.toISOString() ?? null,
   };
 }

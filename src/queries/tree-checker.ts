@@ -50,7 +50,8 @@ import {
 
 /**
  * A refusal, with where in the SQL it applies: a byte offset into its UTF-8 (the tree's
- * `query_location`), or a count of code points (the position of DuckDB's parser errors).
+ * `query_location`), a count of code points (the position of DuckDB's parser errors), or a
+ * JavaScript string index (the sandbox's estimate of the parse's cost, parse-cost.ts).
  */
 export class SqlRefusal extends Error {
   override name = 'SqlRefusal';
@@ -58,10 +59,19 @@ export class SqlRefusal extends Error {
   constructor(
     message: string,
     readonly location: number | undefined,
-    readonly unit: 'byte' | 'code point' = 'byte',
+    readonly unit: 'byte' | 'code point' | 'index' = 'byte',
+    readonly kind: RefusalKind = 'refused',
   ) {
     super(message);
   }
+}
+
+/** Why SQL was refused, for callers that answer in another protocol (src/pgwire). */
+export type RefusalKind = 'syntax' | 'unknown-table' | 'too-long' | 'refused';
+
+export interface CheckOptions {
+  /** Whether `$1`, `$2`, … may stand for values bound when the query runs (the Postgres wire protocol). */
+  parameters?: boolean;
 }
 
 /** A table name as written, `catalog` only when given (`dune.alice.t`). */
@@ -133,22 +143,38 @@ interface Context {
  * Checks `statement` (one element of `statements`), renaming its CTEs in place, and returns
  * the table references that are not CTEs, in the order they appear.
  */
-export function checkStatement(statement: TreeValue): TableReference[] {
-  const walker = new TreeWalker();
+export function checkStatement(statement: TreeValue, options: CheckOptions = {}): TableReference[] {
+  const walker = new TreeWalker(options);
   walker.statement(statement, { scope: Scope.EMPTY, location: undefined });
   return walker.tables;
+}
+
+/** `$1`, `$2`, … (and `?`, which DuckDB numbers): a value bound at run time, nothing more. */
+function isNumberedParameter(node: TreeObject): boolean {
+  const keys = Object.keys(node).sort().join(',');
+  return (
+    keys === 'alias,class,identifier,query_location,type' &&
+    node.type === 'VALUE_PARAMETER' &&
+    typeof node.identifier === 'string' &&
+    /^[1-9][0-9]{0,4}$/.test(node.identifier)
+  );
 }
 
 class TreeWalker {
   readonly tables: TableReference[] = [];
   private ctes = 0;
 
+  constructor(private readonly options: CheckOptions) {}
+
   statement(value: TreeValue, context: Context): void {
     if (value === null) return;
     const statement = this.object(value, 'statement', context);
     this.fields(statement, STATEMENT, context);
     const parameters = statement.named_param_map;
-    if (parameters !== undefined && !(Array.isArray(parameters) && parameters.length === 0)) {
+    if (
+      parameters !== undefined &&
+      !(Array.isArray(parameters) && (parameters.length === 0 || this.options.parameters))
+    ) {
       throw new SqlRefusal(
         'prepared-statement parameters ($1, ?, $name) are not supported: write the value itself, or declare a query parameter and write {{name}}',
         context.location,
@@ -262,6 +288,7 @@ class TreeWalker {
   expression(value: TreeValue, context: Context): void {
     if (value === null) return;
     if (isTreeObject(value) && value.class === 'PARAMETER') {
+      if (this.options.parameters && isNumberedParameter(value)) return;
       throw new SqlRefusal(
         'prepared-statement parameters ($1, ?, $name) are not supported: write the value itself, or declare a query parameter and write {{name}}',
         this.at(value, context).location,

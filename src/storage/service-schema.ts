@@ -89,6 +89,40 @@ const MIGRATIONS = [
      created_at TIMESTAMP NOT NULL,
      updated_at TIMESTAMP NOT NULL
    )`,
+  // The user's own SQL of an ad-hoc execution, on its final record only (the execution history
+  // offers to run it again); saved queries' executions leave it NULL (the query holds the SQL).
+  `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS sql_text VARCHAR`,
+  // Materialized views (src/transform): a saved query's latest complete result kept as the
+  // table <namespace>.<name> (recorded in _service.tables too), refreshed on a cron schedule.
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.materialized_views (
+     namespace VARCHAR NOT NULL,
+     name VARCHAR NOT NULL,
+     query_id BIGINT NOT NULL,
+     cron_expression VARCHAR,
+     performance VARCHAR NOT NULL,
+     -- Asked for at upsert; the table is private too when its query is or its result read a private table.
+     requested_private BOOLEAN NOT NULL,
+     expires_at TIMESTAMP,
+     created_at TIMESTAMP NOT NULL,
+     updated_at TIMESTAMP NOT NULL,
+     next_refresh_at TIMESTAMP,
+     refreshed_at TIMESTAMP,
+     -- JSON ["execution id", …], newest first: the view's latest refreshes, whatever their end.
+     last_execution_ids VARCHAR NOT NULL,
+     last_error VARCHAR
+   )`,
+  // Pipelines (src/transform): one row per pipeline execution, its nodes as JSON, rewritten as
+  // they progress.
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.pipeline_executions (
+     pipeline_execution_id VARCHAR NOT NULL,
+     owner VARCHAR NOT NULL,
+     query_id BIGINT NOT NULL,
+     status VARCHAR NOT NULL,
+     submitted_at TIMESTAMP NOT NULL,
+     ended_at TIMESTAMP,
+     error VARCHAR,
+     nodes VARCHAR NOT NULL
+   )`,
 ];
 
 export async function migrate(database: Database): Promise<void> {

@@ -1,7 +1,9 @@
 import {
   type DuckDBConnection,
+  type DuckDBDataChunk,
   type DuckDBMaterializedResult,
   type DuckDBPreparedStatement,
+  type DuckDBType,
   type DuckDBValue,
   JSDuckDBValueConverter,
 } from '@duckdb/node-api';
@@ -44,6 +46,32 @@ export interface Session {
 export interface InterruptibleSession extends Session {
   /** Stops the statement running on this session; it then fails with a StorageError. */
   interrupt(): void;
+  /** Prepares a query whose result is then read a chunk at a time (the Postgres wire protocol). */
+  prepare(sql: string): Promise<PreparedQuery>;
+}
+
+export interface ResultColumnType {
+  name: string;
+  type: DuckDBType;
+}
+
+/** A prepared query: what it takes and what it gives, known before it runs. */
+export interface PreparedQuery {
+  /** Each `$n`'s type as DuckDB inferred it; undefined where it could not (`SELECT $1`). */
+  readonly parameterTypes: readonly (DuckDBType | undefined)[];
+  /** Result columns; a type undefined until the values are bound (`SELECT $1`). */
+  readonly columns: readonly { name: string; type: DuckDBType | undefined }[];
+  /** Binds the values (a type undefined: the value's own) and starts the query once. */
+  stream(values: readonly SqlValue[], types: readonly (DuckDBType | undefined)[]): Promise<ResultStream>;
+  /** Frees the statement; a result already started goes on. */
+  close(): void;
+}
+
+/** A result read as DuckDB produces it, in chunks of up to 2,048 rows: memory stays bounded. */
+export interface ResultStream {
+  readonly columns: readonly ResultColumnType[];
+  /** The next chunk, or null once the result is over. */
+  next(): Promise<DuckDBDataChunk | null>;
 }
 
 /** Shutdown began: the statement was refused or interrupted; nothing of it was committed. */
@@ -247,6 +275,57 @@ export class ConnectionSession implements InterruptibleSession {
     if (this.released) return;
     this.interrupted = true;
     this.connection.interrupt();
+  }
+
+  async prepare(sql: string): Promise<PreparedQuery> {
+    const statement = await this.statement(sql, () => this.connection.prepare(sql));
+    const parameterTypes: (DuckDBType | undefined)[] = [];
+    for (let i = 1; i <= statement.parameterCount; i++) {
+      try {
+        parameterTypes.push(statement.parameterType(i));
+      } catch {
+        parameterTypes.push(undefined); // node-api: "Failed to get param logical type"
+      }
+    }
+    const columns: { name: string; type: DuckDBType | undefined }[] = [];
+    for (let i = 0; i < statement.columnCount; i++) {
+      let type: DuckDBType | undefined;
+      try {
+        type = statement.columnType(i);
+      } catch {
+        type = undefined; // node-api: "Unexpected type id: 0", a type that depends on a parameter
+      }
+      columns.push({ name: statement.columnName(i), type });
+    }
+    let closed = false;
+    const close = () => {
+      if (!closed) statement.destroySync();
+      closed = true;
+    };
+    return {
+      parameterTypes,
+      columns,
+      stream: (values, types) =>
+        this.statement(sql, async () => {
+          statement.bind(
+            [...values],
+            types.map((type) => type as DuckDBType),
+          );
+          const result = await statement.stream();
+          close();
+          const names = result.columnNames();
+          const resultTypes = result.columnTypes();
+          return {
+            columns: names.map((name, i) => ({ name, type: resultTypes[i] as DuckDBType })),
+            next: () =>
+              this.statement(sql, async () => {
+                const chunk = await result.fetchChunk();
+                return chunk && chunk.rowCount > 0 ? chunk : null;
+              }),
+          };
+        }),
+      close,
+    };
   }
 }
 

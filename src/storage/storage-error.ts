@@ -150,3 +150,12 @@ export function isDiskFull(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ENOSPC' || code === 'EDQUOT';
 }
+
+/**
+ * DuckDB's own name for the kind of error (`Conversion`, `Out of Range`, `Binder`, `Parser`,
+ * `Catalog`, `Invalid Input`, `Not implemented`, …): the words before ` Error:` at the start
+ * of its message. The Postgres wire protocol (src/pgwire) turns it into a SQLSTATE.
+ */
+export function duckdbErrorType(error: StorageError): string | undefined {
+  return /^([A-Za-z][A-Za-z ]{0,40}?) Error:/.exec(error.message)?.[1];
+}

@@ -11,6 +11,10 @@ import { type DeclaredColumn, type DeclaredType, INTEGER_256_RANGE } from './tab
  * - `fits`: true when the text converts exactly; never raises (the diagnosis, which
  *   looks for the first failing line).
  * Both are given non-null text; NULL handling is the caller's.
+ *
+ * Whole-number columns (integer, bigint, int256, uint256) take a whole number in any decimal
+ * notation, exactly: `1e5`, `1.5e3`, `2E+2`, `7.0`; never through a double (`1e77` is 1 and 77
+ * zeros), and a fraction that is not zero (`1.5e0`) does not fit.
  */
 
 /** Raised inside SQL when a guard refuses a value; only ever seen as a RaisedError. */
@@ -27,18 +31,52 @@ interface ValueRule {
   expected: string;
 }
 
+/** A decimal number's parts: sign, digits before and after the point, exponent (at most 9 digits, so it casts to INTEGER). */
+const DECIMAL_PARTS = String.raw`'^\s*([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]{1,9}))?\s*$'`;
+
+/** More digits than any whole-number column holds (2^256 has 78): refused before they are written out. */
+const MAX_WHOLE_DIGITS = 80;
+
+/**
+ * SQL: text `v` in decimal notation as the plain digits of the whole number it is (`-1.50e2` →
+ * `-150`), NULL when it is no number, not whole, or longer than MAX_WHOLE_DIGITS digits. Exact:
+ * digits are moved, never computed. Each lambda binds a value once (DuckDB has no LET).
+ */
+export function wholeNumberText(v: string): string {
+  const parts = `regexp_extract(${v}, ${DECIMAL_PARTS}, ['sign', 'whole', 'fraction', 'exponent'])`;
+  // value = digits × 10^scale, digits without leading zeros ('' for zero)
+  const number = `{'negative': p.sign = '-', 'digits': ltrim(p.whole || p.fraction, '0'), 'scale': CAST(CASE WHEN p.exponent = '' THEN '0' ELSE p.exponent END AS INTEGER) - length(p.fraction)}`;
+  const plain = `CASE
+      WHEN d.digits = '' THEN '0'
+      WHEN length(d.digits) + d.scale > ${MAX_WHOLE_DIGITS} THEN NULL
+      WHEN d.scale >= 0 THEN d.digits || repeat('0', least(d.scale, ${MAX_WHOLE_DIGITS}))
+      WHEN -d.scale < length(d.digits) AND ltrim(right(d.digits, -d.scale), '0') = ''
+        THEN left(d.digits, length(d.digits) + d.scale)
+    END`;
+  const signed = `CASE WHEN d.negative AND d.digits <> '' THEN '-' ELSE '' END || ${plain}`;
+  // No digit at all ('', '.', 'e5', or text that does not match: every part '') is no number.
+  return `list_transform([${parts}], lambda p: CASE WHEN p.whole = '' AND p.fraction = '' THEN NULL
+      ELSE list_transform([${number}], lambda d: ${signed})[1] END)[1]`;
+}
+
 const castRule = (type: string, expected: string): ValueRule => ({
   convert: (v) => `CAST(${v} AS ${type})`,
   fits: (v) => `(TRY_CAST(${v} AS ${type}) IS NOT NULL)`,
   expected,
 });
 
-const wholeNumberRule = (type: 'INTEGER' | 'BIGINT', expected: string): ValueRule => ({
-  convert: (v) =>
-    `CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN CAST(${v} AS ${type}) ELSE ${REFUSED} END`,
-  fits: (v) => `(regexp_full_match(${v}, ${WHOLE_NUMBER}) AND TRY_CAST(${v} AS ${type}) IS NOT NULL)`,
-  expected,
-});
+/** Plain digits take the cast as they are; other notations go through wholeNumberText first. */
+const wholeNumberRule = (type: 'INTEGER' | 'BIGINT', expected: string): ValueRule => {
+  const fitsWritten = (v: string) => `(TRY_CAST(${wholeNumberText(v)} AS ${type}) IS NOT NULL)`;
+  return {
+    convert: (v) =>
+      `CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN CAST(${v} AS ${type})
+            WHEN ${fitsWritten(v)} THEN CAST(${wholeNumberText(v)} AS ${type}) ELSE ${REFUSED} END`,
+    fits: (v) =>
+      `(CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN TRY_CAST(${v} AS ${type}) IS NOT NULL ELSE ${fitsWritten(v)} END)`,
+    expected,
+  };
+};
 
 /**
  * int256 and uint256: BIGNUM in range. The table's CHECK constraint enforces the range too;
@@ -46,10 +84,15 @@ const wholeNumberRule = (type: 'INTEGER' | 'BIGINT', expected: string): ValueRul
  */
 const bignumRule = (type: 'int256' | 'uint256', expected: string): ValueRule => {
   const { min, maxExclusive } = INTEGER_256_RANGE[type];
+  const inRange = (digits: string) =>
+    `coalesce(TRY_CAST(${digits} AS BIGNUM) >= '${min}'::BIGNUM AND TRY_CAST(${digits} AS BIGNUM) < '${maxExclusive}'::BIGNUM, false)`;
   const fits = (v: string) =>
-    `(regexp_full_match(${v}, ${WHOLE_NUMBER}) AND coalesce(TRY_CAST(trim(${v}) AS BIGNUM) >= '${min}'::BIGNUM AND TRY_CAST(trim(${v}) AS BIGNUM) < '${maxExclusive}'::BIGNUM, false))`;
+    `(CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER}) THEN ${inRange(`trim(${v})`)} ELSE ${inRange(wholeNumberText(v))} END)`;
   return {
-    convert: (v) => `CASE WHEN ${fits(v)} THEN CAST(trim(${v}) AS BIGNUM) ELSE ${REFUSED} END`,
+    convert: (v) =>
+      `CASE WHEN regexp_full_match(${v}, ${WHOLE_NUMBER})
+              THEN CASE WHEN ${inRange(`trim(${v})`)} THEN CAST(trim(${v}) AS BIGNUM) ELSE ${REFUSED} END
+            WHEN ${inRange(wholeNumberText(v))} THEN CAST(${wholeNumberText(v)} AS BIGNUM) ELSE ${REFUSED} END`,
     fits,
     expected,
   };

@@ -131,13 +131,15 @@ async function findNdjsonProblem(session: Session, plan: InsertPlan): Promise<Ap
           parsed AS (SELECT ordinal, ${NDJSON_LINE}, json_valid(${NDJSON_LINE}) AS valid FROM numbered WHERE NOT ${ndjsonBlankLine}),
           shaped AS (SELECT *, CASE WHEN valid THEN json_type(${NDJSON_LINE}) END AS kind FROM parsed),
           objects AS (
-            SELECT ordinal, valid, kind,
+            SELECT ordinal, valid, kind, ${NDJSON_LINE},
                    ${objectOnly(`json_keys(${NDJSON_LINE})`)} AS keys,
                    ${objectOnly(`json_type(${NDJSON_LINE}, ${pointers})`)} AS kinds,
                    ${objectOnly(`json_extract_string(${NDJSON_LINE}, ${pointers})`)} AS ${plan.valuesName}
-              FROM shaped)
-     SELECT ordinal, valid, kind, keys, kinds, [${fits.join(', ')}] AS fits, ${plan.valuesName} AS texts
-       FROM objects
+              FROM shaped),
+          texts AS (SELECT ordinal, valid, kind, keys, kinds, ${plan.textColumns} FROM objects)
+     SELECT ordinal, valid, kind, keys, kinds, [${fits.join(', ')}] AS fits,
+            [${plan.sources.map((s) => s.text).join(', ')}] AS texts
+       FROM texts
       WHERE NOT valid OR kind <> 'OBJECT' OR NOT list_has_all(${stringList(names)}, keys)
          OR len(keys) <> len(list_distinct(keys))
          OR list_has_any(kinds, ['OBJECT', 'ARRAY']) OR NOT (${fits.join(' AND ')})

@@ -1,6 +1,13 @@
 import { badRequest } from '../errors.js';
 import { quoteIdentifier, quoteLiteral } from '../storage/sql.js';
-import { type CsvSource, csvField, type LineEnd, readCsv, readNdjsonLines } from './csv-dialect.js';
+import {
+  type CsvSource,
+  csvField,
+  type LineEnd,
+  NDJSON_LINE,
+  readCsv,
+  readNdjsonLines,
+} from './csv-dialect.js';
 import { type ParquetColumn, parquetText, readParquet } from './parquet-body.js';
 import type { DeclaredColumn } from './table-schema.js';
 
@@ -31,8 +38,13 @@ export interface InsertPlan {
   sources: ValueSource[];
   /** NDJSON: the JSON Pointer of each source's key, in `sources` order. */
   pointers: string[];
-  /** NDJSON: the name of the list of extracted value texts. */
+  /** NDJSON: the name of the list of values as DuckDB's JSON functions extract them. */
   valuesName: string;
+  /**
+   * NDJSON: the select list, over the line and that list, of the columns the sources' `text`
+   * names: each value's text computed once per line, however often the rules read it.
+   */
+  textColumns: string;
 }
 
 const NDJSON_VALUES = quoteIdentifier('v');
@@ -104,7 +116,32 @@ export function csvPlan(
     sources,
     pointers: [],
     valuesName: NDJSON_VALUES,
+    textColumns: '',
   };
+}
+
+/**
+ * One token of a JSON object with no nested value, in document order: a string (escapes
+ * included) or a bare number, true, false or null. Keys and values alternate.
+ */
+const JSON_FLAT_TOKEN = String.raw`'"(?:[^"\\]|\\.)*"|[^\s{}:,"]+'`;
+
+/**
+ * The text of a line's value for `column`, as its NDJSON gave it. DuckDB's JSON functions read
+ * a number with a point or an exponent as a double and write that back (`1e5` is `100000.0`,
+ * `9007199254740993.0` is `9007199254740992.0`); for those the number's own text is taken from
+ * the line: its token after its key's, the line being one flat object (checked before any
+ * value is read) whose keys `json_keys` lists in document order. Plain integers DuckDB keeps
+ * exact (digits beyond 64 bits as written), strings are their content. Not for varchar
+ * columns (which keep DuckDB's text, as before) nor double ones (the same double either way).
+ */
+function ndjsonValueText(column: DeclaredColumn, index: number): string {
+  const extracted = `${NDJSON_VALUES}[${index}]`;
+  if (column.type === 'varchar' || column.type === 'double') return extracted;
+  const asWritten = `regexp_extract_all(${NDJSON_LINE}, ${JSON_FLAT_TOKEN})[2 * list_position(json_keys(${NDJSON_LINE}), ${quoteLiteral(column.name)})]`;
+  return `(CASE WHEN ${extracted} IS NULL OR regexp_full_match(${extracted}, '-?[0-9]+') THEN ${extracted}
+      WHEN json_type(${NDJSON_LINE}, ${quoteLiteral(jsonPointer(column.name))}) = 'DOUBLE' THEN ${asWritten}
+      ELSE ${extracted} END)`;
 }
 
 /** Every column is read from each line's object; a missing key is NULL, checked per line. */
@@ -114,9 +151,12 @@ export function ndjsonPlan(file: string, columns: readonly DeclaredColumn[]): In
     file,
     source: { parts: [{ file, firstLine: 1 }], fieldCount: 1, lineEnd: 'lf' },
     fieldCount: 1,
-    sources: columns.map((column, i) => ({ column, text: `${NDJSON_VALUES}[${i + 1}]` })),
+    sources: columns.map((column, i) => ({ column, text: quoteIdentifier(`text_${i + 1}`) })),
     pointers: columns.map((column) => jsonPointer(column.name)),
     valuesName: NDJSON_VALUES,
+    textColumns: columns
+      .map((column, i) => `${ndjsonValueText(column, i + 1)} AS ${quoteIdentifier(`text_${i + 1}`)}`)
+      .join(', '),
   };
 }
 
@@ -140,6 +180,7 @@ export function parquetPlan(
     sources,
     pointers: [],
     valuesName: NDJSON_VALUES,
+    textColumns: '',
   };
 }
 

@@ -110,11 +110,11 @@ export function convertedRows(plan: InsertPlan): string {
     AND list_has_all(${names}, json_keys(${NDJSON_LINE}))
     AND len(json_keys(${NDJSON_LINE})) = len(list_distinct(json_keys(${NDJSON_LINE})))
     AND NOT list_has_any(json_type(${NDJSON_LINE}, ${pointers}), ['OBJECT', 'ARRAY'])`;
-  return `SELECT ${values} FROM (
-      SELECT json_extract_string(${NDJSON_LINE}, ${pointers}) AS ${plan.valuesName}
+  return `SELECT ${values} FROM (SELECT ${plan.textColumns} FROM (
+      SELECT ${NDJSON_LINE}, json_extract_string(${NDJSON_LINE}, ${pointers}) AS ${plan.valuesName}
         FROM ${planReader(plan)}
        WHERE CASE WHEN ${ndjsonBlankLine} THEN false WHEN ${wellFormed} THEN true
-             ELSE ${raise('line is not a JSON object of the table columns')} END)`;
+             ELSE ${raise('line is not a JSON object of the table columns')} END))`;
 }
 
 function sameColumns(a: readonly DeclaredColumn[], b: readonly DeclaredColumn[]): boolean {

@@ -207,7 +207,7 @@ export async function listTables(
   return {
     tables: records.map((record) => ({
       ...record,
-      columns: record.declaredColumns ?? columns.get(key(record)) ?? [],
+      columns: record.declaredColumns ?? columns.get(tableKey(record)) ?? [],
     })),
     total,
   };
@@ -222,13 +222,15 @@ export async function describeTable(
   const record = await findTable(session, namespace, tableName);
   if (!record) return undefined;
   const columns = await columnsOf(session, [record]);
-  return { ...record, columns: record.declaredColumns ?? columns.get(key(record)) ?? [] };
+  return { ...record, columns: record.declaredColumns ?? columns.get(tableKey(record)) ?? [] };
 }
 
-const key = (record: { namespace: string; tableName: string }) =>
+/** The key of `columnsOf`'s map. */
+export const tableKey = (record: { namespace: string; tableName: string }) =>
   `${record.namespace}\u0000${record.tableName}`;
 
-async function columnsOf(
+/** The columns DuckDB has for each of the tables (one catalog read for all). */
+export async function columnsOf(
   session: Session,
   records: readonly TableRecord[],
 ): Promise<Map<string, TableColumn[]>> {
@@ -248,7 +250,7 @@ async function columnsOf(
     names,
   );
   for (const row of rows) {
-    const k = key({ namespace: row.schema_name, tableName: row.table_name });
+    const k = tableKey({ namespace: row.schema_name, tableName: row.table_name });
     const list = result.get(k) ?? [];
     result.set(k, list);
     list.push({ name: row.column_name, type: row.data_type.toLowerCase(), nullable: row.is_nullable });

@@ -43,10 +43,100 @@ export function lowerWorkerThreads(niceness = WORKER_NICENESS): number {
   return changed;
 }
 
-/** Keeps doing so until the returned function is called. */
+/**
+ * The nice value of a thread that has been busy for DEMOTE_AFTER_MS without a pause: it is
+ * running a long statement (a join of minutes, a sort of a large result), and a short one that
+ * starts meanwhile on another thread gets most of the cores instead of a share equal to it.
+ * Back to WORKER_NICENESS once it pauses (its statement ended). A multilevel feedback queue of
+ * two levels, on the operating system's scheduler.
+ */
+export const LONG_WORK_NICENESS = 19;
+const SAMPLE_MS = 200;
+const DEMOTE_AFTER_MS = 1_000;
+/** Busy: used at least this share of a core since the last look. */
+const BUSY_SHARE = 0.6;
+/** Paused: used at most this share since the last look. */
+const IDLE_SHARE = 0.2;
+const CLOCK_TICKS = 100;
+
+/** CPU seconds a thread of this process has used, from /proc (undefined once it has gone). */
+function threadCpuSeconds(tid: number): number | undefined {
+  try {
+    const fields = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+interface Seen {
+  cpu: number;
+  busySinceMs: number | undefined;
+  demoted: boolean;
+}
+
+/** Whether this process may give a thread back a lower nice value (root, or RLIMIT_NICE). */
+function mayRaisePriority(): boolean {
+  const tid = threadIds().find((id) => id !== process.pid);
+  if (tid === undefined) return false;
+  try {
+    const was = os.getPriority(tid);
+    os.setPriority(tid, Math.min(was + 1, 19));
+    os.setPriority(tid, was);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Keeps every thread but the main one at WORKER_NICENESS, and threads busy without a pause for
+ * a second at LONG_WORK_NICENESS, until the returned function is called. Without the right to
+ * give a thread its priority back (an unprivileged process without RLIMIT_NICE), threads are
+ * only lowered once: a demotion that could not be undone would leave every thread demoted.
+ */
 export function keepWorkerThreadsLower(niceness = WORKER_NICENESS): () => void {
   lowerWorkerThreads(niceness);
-  const timer = setInterval(() => lowerWorkerThreads(niceness), LOOK_AGAIN_MS);
+  const demoting = mayRaisePriority();
+  const seen = new Map<number, Seen>();
+  let lastLook = 0;
+  const look = () => {
+    const now = performance.now();
+    if (now - lastLook >= LOOK_AGAIN_MS) {
+      lowerWorkerThreads(niceness);
+      lastLook = now;
+    }
+    if (demoting) demoteLongWork(seen, now, niceness);
+  };
+  const timer = setInterval(look, demoting ? SAMPLE_MS : LOOK_AGAIN_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+function demoteLongWork(seen: Map<number, Seen>, now: number, niceness: number): void {
+  const alive = new Set<number>();
+  for (const tid of threadIds()) {
+    if (tid === process.pid) continue;
+    alive.add(tid);
+    const cpu = threadCpuSeconds(tid);
+    if (cpu === undefined) continue;
+    const before = seen.get(tid);
+    if (!before) {
+      seen.set(tid, { cpu, busySinceMs: undefined, demoted: false });
+      continue;
+    }
+    const share = (cpu - before.cpu) / (SAMPLE_MS / 1000);
+    before.cpu = cpu;
+    if (share >= BUSY_SHARE) before.busySinceMs ??= now - SAMPLE_MS;
+    else if (share <= IDLE_SHARE) before.busySinceMs = undefined;
+    const long = before.busySinceMs !== undefined && now - before.busySinceMs >= DEMOTE_AFTER_MS;
+    if (long === before.demoted) continue;
+    try {
+      os.setPriority(tid, long ? LONG_WORK_NICENESS : niceness);
+      before.demoted = long;
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  for (const tid of seen.keys()) if (!alive.has(tid)) seen.delete(tid);
 }

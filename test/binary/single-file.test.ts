@@ -149,6 +149,26 @@ describe('the single executable file', () => {
       expect.objectContaining({ full_name: 'local.dataset_prices', row_count: 1 }),
     );
 
+    // Users' SQL, checked on the sandbox's worker thread, which runs the bundle embedded for it.
+    const sql = (text: string) =>
+      fetch(`${url}/v1/sql/execute`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ sql: text }),
+      });
+    const refused = await sql('SELECT price FROM dataset_nothing');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ error: 'table dataset_nothing does not exist at position 18' });
+    const accepted = (await (await sql('SELECT price FROM dataset_prices')).json()) as {
+      execution_id: string;
+    };
+    const result = await waitFor('the execution', async () => {
+      const response = await fetch(`${url}/v1/execution/${accepted.execution_id}/results`, { headers });
+      const body = (await response.json()) as { state: string; result?: { rows: unknown[] } };
+      return body.state === 'QUERY_STATE_COMPLETED' ? body : undefined;
+    });
+    expect(result.result?.rows).toEqual([{ price: 2301.5 }]);
+
     const page = await fetch(`${url}/settings/data`);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await page.text()).toContain('settings.js');

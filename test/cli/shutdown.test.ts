@@ -162,3 +162,48 @@ describe('a second signal', () => {
     req.destroy();
   });
 });
+
+/**
+ * A worker thread of the sandbox stopped during one of its DuckDB calls aborts the process
+ * (exit code 134, docs/library-notes.md): a shutdown, even one cut short, lets the running
+ * check end first.
+ */
+describe("signals while users' SQL is being checked", () => {
+  /** 63 KB of decimals (each rewritten as a cast): a check of a second or so, much of it in DuckDB. */
+  const sql = `SELECT count(*) FROM (VALUES ${Array(9_000).fill('(1.5)').join(', ')})`;
+
+  async function checking(service: ChildService): Promise<Promise<number[]>> {
+    const answers = Array.from({ length: 4 }, () =>
+      fetch(`${service.url}/v1/sql/execute`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-api-key': KEYS.alice },
+        body: JSON.stringify({ sql }),
+      }).then(
+        (response) => response.status,
+        () => 0,
+      ),
+    );
+    // The first check has begun: the worker is started at start-up and takes it at once.
+    await new Promise((r) => setTimeout(r, 300));
+    return Promise.all(answers);
+  }
+
+  it('SIGTERM: the checks end or are refused, and the service exits 0', async () => {
+    const service = track(await spawnService(freshDir()));
+    const answers = await checking(service);
+    const { code } = await timeToExit(service);
+    expect(code).toBe(0);
+    await answers;
+  });
+
+  it('a second signal: exit code 1, not an abort', async () => {
+    const service = track(await spawnService(freshDir()));
+    const answers = await checking(service);
+    service.process.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 50));
+    const { code, ms } = await timeToExit(service, 'SIGINT');
+    expect(code).toBe(1);
+    expect(ms).toBeLessThan(3_000);
+    await answers;
+  });
+});

@@ -64,6 +64,10 @@ describe('loadConfig refuses a bad value with a message that names it', () => {
     [{ SPILL_LIMIT: '1e9' }, /^SPILL_LIMIT must be a size/],
     [{ MAX_EXECUTIONS_PER_KEY: '0' }, /^MAX_EXECUTIONS_PER_KEY must be between 1 and/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent$/],
+    [{ PG_PORT: 'on' }, /^PG_PORT must be a port number from 0 to 65535, or off, got "on"$/],
+    [{ PG_PORT: '65536' }, /^PG_PORT must be a port number from 0 to 65535, or off, got "65536"$/],
+    [{ PG_MAX_CONNECTIONS: '0' }, /^PG_MAX_CONNECTIONS must be between 1 and 100000, got 0$/],
+    [{ PG_TLS_CERT: 'cert.pem' }, /^PG_TLS_CERT and PG_TLS_KEY go together: give both files, or neither$/],
   ])('%j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -117,12 +121,18 @@ describe('loadConfig takes', () => {
       queryTimeoutSeconds: 1800,
       tableVersionsKept: 1,
       tableVersionHours: 168,
+      pgPort: 5433,
+      pgMaxConnections: 100,
+      pgTls: undefined,
       resultsTimeoutSeconds: 120,
       maxResultBytes: 2_000_000_000,
       resultStoragePerKey: 10_000_000_000,
       maxExecutionsPerKey: 1000,
       diskReserveBytes: undefined,
       spillLimitBytes: undefined,
+      sandboxWorkers: 1,
+      sandboxQueueLimit: 64,
+      sandboxWaitSeconds: 10,
     });
     expect(duckdbSettings(config)).toEqual({});
     // Spills get half of what the disk has free above the reserve.
@@ -155,12 +165,19 @@ describe('loadConfig takes', () => {
         QUERY_TIMEOUT_SECONDS: '60',
         TABLE_VERSIONS_KEPT: '0',
         TABLE_VERSION_HOURS: '2',
+        PG_PORT: ' 0 ',
+        PG_MAX_CONNECTIONS: '7',
+        PG_TLS_CERT: 'tls/cert.pem',
+        PG_TLS_KEY: '/etc/key.pem',
         RESULTS_TIMEOUT_SECONDS: '5',
         MAX_RESULT_BYTES: '1.5GB',
         RESULT_STORAGE_PER_KEY: '2GiB',
         MAX_EXECUTIONS_PER_KEY: '10',
         DISK_RESERVE: '500MB',
         SPILL_LIMIT: '4096',
+        SANDBOX_WORKERS: '2',
+        SANDBOX_QUEUE_LIMIT: '5',
+        SANDBOX_WAIT_SECONDS: '3',
       },
       '/srv/app',
     );
@@ -193,14 +210,21 @@ describe('loadConfig takes', () => {
       queryTimeoutSeconds: 60,
       tableVersionsKept: 0,
       tableVersionHours: 2,
+      pgPort: 0,
+      pgMaxConnections: 7,
+      pgTls: { certFile: '/srv/app/tls/cert.pem', keyFile: '/etc/key.pem' },
       resultsTimeoutSeconds: 5,
       maxResultBytes: 1_500_000_000,
       resultStoragePerKey: 2 * 2 ** 30,
       maxExecutionsPerKey: 10,
       diskReserveBytes: 500_000_000,
       spillLimitBytes: 4096,
+      sandboxWorkers: 2,
+      sandboxQueueLimit: 5,
+      sandboxWaitSeconds: 3,
     });
     expect(duckdbSettings(config, 1e12)).toEqual({ memory_limit: '1GiB', max_temp_directory_size: '4096B' });
+    expect(loadConfig({ PG_PORT: 'off' }).pgPort).toBeUndefined();
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBeUndefined();
     expect(loadConfig({ AUTH_FAILURE_LIMIT: 'off' }).authFailureLimit).toBeUndefined();
   });

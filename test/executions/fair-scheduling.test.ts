@@ -152,4 +152,16 @@ describe("other doors' statements (the Postgres wire)", () => {
     await alices;
     expect(ran).toEqual(['bob', 'alice']);
   });
+
+  it('are refused, not left waiting, when the service stops', async () => {
+    const s = await start({ MAX_RUNNING_QUERIES: '8', MAX_RUNNING_QUERIES_PER_KEY: '1' });
+    await executing(s, await executeSql(s, RUNAWAY_SQL, KEYS.alice));
+    const waiting = s.executions.inUsersLane('alice', async () => 'ran').catch((e: unknown) => String(e));
+    s.executions.close();
+    expect(await waiting).toMatch(/shutting down/);
+    // A run asked for after that (a check that ends during shutdown) is told the same: a 503.
+    await expect(
+      s.executions.submit({ queryId: 0, sql: 'SELECT 1', owner: 'bob', lane: 'users' }),
+    ).rejects.toThrow(/shutting down/);
+  });
 });

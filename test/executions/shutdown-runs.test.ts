@@ -28,7 +28,13 @@ describe('a run cut short by the database closing', () => {
         done();
       },
     });
-    const config = loadConfig({ PORT: '0', DATA_DIR: tempDir(), API_KEYS: TEST_API_KEYS, DEMO_DATA: 'off' });
+    const config = loadConfig({
+      PORT: '0',
+      PG_PORT: 'off',
+      DATA_DIR: tempDir(),
+      API_KEYS: TEST_API_KEYS,
+      DEMO_DATA: 'off',
+    });
     service = await startService(config, pino({ level: 'debug' }, sink));
     const submitted = await Promise.all(
       [RUNAWAY_SQL, RUNAWAY_SQL, 'SELECT 1 AS n'].map((sql, i) =>

@@ -153,7 +153,13 @@ describe('authentication', () => {
     );
     expect(createLogger).toBeDefined();
     const other = await startService(
-      loadConfig({ PORT: '0', DATA_DIR: dataDir, API_KEYS: `${KEYS.alice}=alice`, RATE_LIMITS: 'off' }),
+      loadConfig({
+        PORT: '0',
+        PG_PORT: 'off',
+        DATA_DIR: dataDir,
+        API_KEYS: `${KEYS.alice}=alice`,
+        RATE_LIMITS: 'off',
+      }),
       logger,
     );
     try {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 import { ALL_TYPES, tableCalls } from '../support/tables.js';
@@ -142,7 +143,8 @@ describe('POST /v1/table/{namespace}/{table_name}/insert with text/csv', () => {
     const cases: [string, string, string][] = [
       ['n', '1.5', 'a whole number from -2147483648 to 2147483647'],
       ['n', '2147483648', 'a whole number from -2147483648 to 2147483647'],
-      ['n', '1e3', 'a whole number'],
+      ['n', '1.5e0', 'a whole number'],
+      ['n', '2.147483648e9', 'a whole number from -2147483648 to 2147483647'],
       ['n', 'true', 'a whole number'],
       ['id', '9223372036854775808', 'a whole number from -9223372036854775808 to 9223372036854775807'],
       ['id', 'abc', 'a whole number'],
@@ -156,7 +158,7 @@ describe('POST /v1/table/{namespace}/{table_name}/insert with text/csv', () => {
       ['payload', '0xzz', '0x followed by pairs of hex digits'],
       ['delta', `${2n ** 255n}`, 'a whole number from -2^255 to 2^255-1'],
       ['delta', `-${2n ** 255n + 1n}`, 'a whole number from -2^255 to 2^255-1'],
-      ['delta', '1.0', 'a whole number'],
+      ['delta', '1.05e1', 'a whole number'],
       ['balance', '-1', 'a whole number from 0 to 2^256-1'],
       ['balance', `${2n ** 256n}`, 'a whole number from 0 to 2^256-1'],
     ];
@@ -374,6 +376,120 @@ describe('POST …/insert with application/x-ndjson', () => {
         'application/x-ndjson',
       );
       expect(answer, bad).toEqual({ status: 400, body: { error: message } });
+    }
+    expect(await calls.count(table)).toBe(0);
+  });
+
+  it('takes whole numbers written with a point or an exponent exactly, digit for digit as sent', async () => {
+    const table = await freshTable();
+    const body =
+      '{"id": 1, "n": 1e5, "delta": 1.5e3, "balance": 1e77}\n' +
+      // A double would make these ...992 and 10^22: the digits as sent are kept.
+      '{"id": 2E+0, "n": 2E+2, "delta": -1.0000000000000000000001e22, "balance": 9007199254740993.0}\n' +
+      '{"id": 3.0, "n": -0.0, "delta": "1e5", "balance": 0.1e1}\n' +
+      // A string value holding what looks like a key and a number does not shift the numbers.
+      '{"label": "\\"n\\": 9e9, \\u0022delta\\u0022:1.5e0,", "id": 4, "n": 3e1, "delta": 12.50e1}\n';
+    const answer = await calls.insert(KEYS.alice, table, body, 'application/x-ndjson');
+    expect(answer, JSON.stringify(answer.body)).toMatchObject({ status: 200, body: { rows_written: 4 } });
+    expect(
+      await calls.rows(
+        table,
+        'id, n, CAST(delta AS VARCHAR) AS delta, CAST(balance AS VARCHAR) AS balance, label',
+        'id',
+      ),
+    ).toEqual([
+      { id: 1n, n: 100000, delta: '1500', balance: `1${'0'.repeat(77)}`, label: null },
+      { id: 2n, n: 200, delta: '-10000000000000000000001', balance: '9007199254740993', label: null },
+      { id: 3n, n: 0, delta: '100000', balance: '1', label: null },
+      { id: 4n, n: 30, delta: '125', balance: null, label: '"n": 9e9, "delta":1.5e0,' },
+    ]);
+  });
+
+  it('keeps every whole number exactly in any notation, whatever strings, key order and spacing surround it', async () => {
+    const table = await freshTable();
+    /** `value` written as plain digits, with a point, with an exponent, or shifted the other way. */
+    const notation = (max: bigint) =>
+      fc
+        .tuple(fc.bigInt({ min: -max, max }), fc.nat({ max: 4 }), fc.nat({ max: 5 }))
+        .map(([value, form, shift]) => {
+          const sign = value < 0n ? '-' : '';
+          const digits = String(value < 0n ? -value : value);
+          const written = [
+            digits,
+            `${digits}.${'0'.repeat(shift + 1)}`,
+            `${digits[0]}${digits.length > 1 ? `.${digits.slice(1)}` : ''}e${digits.length - 1}`,
+            `${digits === '0' ? '0' : `${digits}${'0'.repeat(shift)}`}E-${shift}`,
+            `${digits.slice(0, -1) || '0'}.${digits.slice(-1)}e+1`,
+          ][form] as string;
+          return { value, text: `${sign}${written}` };
+        });
+    const line = fc
+      .record({
+        // JSON's own characters, often, so that strings holding quotes, escapes and numbers are common.
+        label: fc.string({
+          unit: fc.oneof(
+            fc.constantFrom('"', '\\', ':', ',', '{', '}', ' ', '1', 'e', '-', '.'),
+            fc.string({ unit: 'binary', maxLength: 1 }),
+          ),
+          maxLength: 12,
+        }),
+        n: notation(2n ** 31n - 1n),
+        delta: notation(2n ** 255n - 1n),
+        order: fc.shuffledSubarray(['id', 'label', 'n', 'delta'], { minLength: 4 }),
+        space: fc.constantFrom('', ' ', '\t', ' \t '),
+      })
+      .filter(({ label }) => !label.includes('\u0000'));
+    await fc.assert(
+      fc.asyncProperty(fc.array(line, { minLength: 1, maxLength: 40 }), async (lines) => {
+        await calls.clear(KEYS.alice, table);
+        const body = lines
+          .map(({ label, n, delta, order, space }, id) => {
+            const field: Record<string, string> = {
+              id: String(id),
+              label: JSON.stringify(label),
+              n: n.text,
+              delta: delta.text,
+            };
+            const fields = order.map((key) => `"${key}"${space}:${space}${field[key]}`);
+            return `{${space}${fields.join(`${space},${space}`)}${space}}`;
+          })
+          .join('\n');
+        const answer = await calls.insert(KEYS.alice, table, body, 'application/x-ndjson');
+        expect(answer.status, `${body}\n${JSON.stringify(answer.body)}`).toBe(200);
+        expect(await calls.rows(table, 'id, label, n, CAST(delta AS VARCHAR) AS delta', 'id')).toEqual(
+          lines.map(({ label, n, delta }, id) => ({
+            id: BigInt(id),
+            label,
+            n: Number(n.value),
+            delta: String(delta.value),
+          })),
+        );
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('names a number that does not fit as the client wrote it, not as a double would print it', async () => {
+    const table = await freshTable();
+    const cases: [string, string][] = [
+      ['"n": 1.5e0', 'column "n" (integer): "1.5e0" does not fit; expected a whole number from -2147483648'],
+      ['"n": 1E10', 'column "n" (integer): "1E10" does not fit; expected a whole number from -2147483648'],
+      ['"id": 9.3e18', 'column "id" (bigint): "9.3e18" does not fit; expected a whole number from'],
+      ['"delta": 2.5E-1', 'column "delta" (int256): "2.5E-1" does not fit; expected a whole number'],
+      ['"balance": 1e78', 'column "balance" (uint256): "1e78" does not fit; expected a whole number'],
+      ['"balance": -1e0', 'column "balance" (uint256): "-1e0" does not fit; expected a whole number'],
+      [
+        '"balance": 1.0000000000000000000001e-3',
+        'column "balance" (uint256): "1.0000000000000000000001e-3" does not fit',
+      ],
+      ['"day": 2e3', 'column "day" (date): "2e3" does not fit; expected a date'],
+      ['"flag": 1.0e0', 'column "flag" (boolean): "1.0e0" does not fit; expected true or false'],
+    ];
+    for (const [field, message] of cases) {
+      const body = `{"id": 1}\n{"label": "x,\\"n\\":7", ${field.startsWith('"id"') ? '' : '"id": 2, '}${field}}\n`;
+      const answer = await calls.insert(KEYS.alice, table, body, 'application/x-ndjson');
+      expect(answer.status, field).toBe(400);
+      expect(answer.body.error).toContain(`NDJSON line 2, ${message}`);
     }
     expect(await calls.count(table)).toBe(0);
   });

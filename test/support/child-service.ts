@@ -46,7 +46,8 @@ function commandLine(): string[] {
 export function runCli(args: string[], env: Record<string, string> = {}, user?: ProcessUser): ChildProcess {
   return spawn(process.execPath, [...commandLine(), ...args], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    // PG_PORT 0: many servers at once, none on the default port a developer's server may hold.
+    env: { ...process.env, LOG_LEVEL: 'warn', PG_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     ...user,
   });

@@ -135,3 +135,49 @@ export interface UploadAnswer {
     message: string;
   }[];
 }
+
+/** GET /v1/materialized-views/{name} (README "Materialized views"). */
+export interface MaterializedView {
+  id: string;
+  query_id: number;
+  owner: string;
+  is_private: boolean;
+  row_count: number;
+  table_size_bytes: number;
+  cron_expression: string | null;
+  last_refreshed_at: string | null;
+  next_refresh_at: string | null;
+  last_execution_ids: string[];
+  last_error: string | null;
+}
+
+export interface ViewList {
+  materialized_views: MaterializedView[];
+  total: number;
+  next_offset?: number;
+}
+
+/** One entry of GET /v1/executions: a status, with its query's name or its own SQL. */
+export interface HistoryEntry extends ExecutionStatus {
+  query_name?: string;
+  query_sql?: string;
+}
+
+export interface HistoryList {
+  executions: HistoryEntry[];
+  total: number;
+  next_offset?: number;
+}
+
+/** GET /v1/pipelines/executions/{id}/status. */
+export interface PipelineStatus {
+  pipeline_execution_id: string;
+  status: 'pending' | 'executing' | 'completed' | 'failed';
+  error?: string;
+  node_executions: {
+    id: number;
+    dependencies: number[];
+    query_execution_status: { status: string; query_id: number; execution_id?: string; error?: string };
+    materialized_view_refresh_status?: { name: string; status: string };
+  }[];
+}

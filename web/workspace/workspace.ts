@@ -11,7 +11,10 @@ import { byId, h } from './dom.js';
 import { download } from './downloads.js';
 import { describeProgress, ExecutionWatch } from './execution-watch.js';
 import { formatDuration } from './format.js';
+import { HistoryPanel } from './history-panel.js';
+import { MaterializeDialog } from './materialize-dialog.js';
 import { ParametersForm } from './parameters-form.js';
+import { PipelineProgress } from './pipeline-progress.js';
 import { QueriesPanel } from './queries-panel.js';
 import { ResultChart } from './result-chart.js';
 import { ResultsGrid } from './results-grid.js';
@@ -20,6 +23,7 @@ import { SqlEditor } from './sql-editor.js';
 import { TablesPanel } from './tables-panel.js';
 import { Tabs } from './tabs.js';
 import { UploadPanel } from './upload-panel.js';
+import { ViewsPanel } from './views-panel.js';
 
 /**
  * The workspace page (issue 15): the person's key, then tables, editor, run, results, chart,
@@ -59,6 +63,8 @@ const runStatus = byId('run-status');
 const runError = byId('run-error');
 const saveButton = byId<HTMLButtonElement>('save-query');
 const archiveButton = byId<HTMLButtonElement>('archive-query');
+const materializeButton = byId<HTMLButtonElement>('materialize-query');
+const pipelineButton = byId<HTMLButtonElement>('run-pipeline');
 const resultsEmpty = byId('results-empty');
 const resultsBody = byId('results-body');
 const downloads = byId('downloads');
@@ -122,8 +128,37 @@ const queries = new QueriesPanel(
   (query) => void openSavedQuery(query.query_id),
 );
 
+const views = new ViewsPanel(byId('view-list'), byId('views-status'), {
+  openQuery: (queryId) => void openSavedQuery(queryId),
+  announce: (message) => announce(message),
+});
+
+const historyPanel = new HistoryPanel(byId('history-list'), byId('history-status'), {
+  openResult: (executionId) => void openResult(executionId),
+  runSql: (sql) => void runAgain(sql),
+  openQuery: (queryId) => void openSavedQuery(queryId),
+});
+
+const pipeline = new PipelineProgress(byId('pipeline'), byId('pipeline-summary'), byId('pipeline-nodes'));
+
+const materializeDialog = new MaterializeDialog(
+  byId<HTMLDialogElement>('materialize-dialog'),
+  byId<HTMLFormElement>('materialize-form'),
+  {
+    name: byId<HTMLInputElement>('materialize-name'),
+    schedule: byId<HTMLInputElement>('materialize-schedule'),
+    isPrivate: byId<HTMLInputElement>('materialize-private'),
+    error: byId('materialize-error'),
+    cancel: byId<HTMLButtonElement>('materialize-cancel'),
+    submit: byId<HTMLButtonElement>('materialize-submit'),
+  },
+);
+
 const sidebarTabs = new Tabs(byId('sidebar-tabs'), (panel) => {
   if (panel === 'queries-panel') void loadQueries();
+  if (panel === 'views-panel') void loadPanel(() => views.load(currentApi()), 'views-status', 'Your views');
+  if (panel === 'history-panel')
+    void loadPanel(() => historyPanel.load(currentApi()), 'history-status', 'Your history');
 });
 
 const chart = new ResultChart(
@@ -258,6 +293,10 @@ function describeOpenQuery(): void {
   }
   queryFacts.textContent = facts.join(' · ');
   archiveButton.hidden = !openQuery || !ownsOpenQuery() || openQuery.is_archived;
+  // Only a saved query as saved can be kept as a view, or run with what it reads.
+  const asSaved = openQuery !== undefined && !isEdited() && !openQuery.is_archived;
+  materializeButton.hidden = !asSaved;
+  pipelineButton.hidden = !asSaved;
   // SQL with {{parameters}} runs as a saved query: the service fills them in.
   runLabel.textContent = parameters.hasParameters && (isEdited() || !openQuery) ? 'Save & run' : 'Run';
 }
@@ -369,6 +408,64 @@ async function archive(): Promise<void> {
   describeOpenQuery();
   announce(`Archived query ${query.name}. It stays readable; it can no longer be run or changed.`);
   if (sidebarTabs.isSelected('queries-panel')) void loadQueries();
+}
+
+async function loadPanel(load: () => Promise<void>, statusId: string, what: string): Promise<void> {
+  try {
+    await load();
+  } catch (error) {
+    if (error instanceof KeyRejected) signOut(WRONG_KEY);
+    else byId(statusId).textContent = `${what} could not be loaded: ${(error as Error).message}`;
+  }
+}
+
+/** Keeps the open saved query's result as a view on a schedule (the dialog asks how). */
+async function materialize(): Promise<void> {
+  if (!openQuery || !account) return;
+  const name = await materializeDialog.ask(currentApi(), account, openQuery);
+  if (!name) return;
+  announce(`Materialized as ${name}: its first refresh runs now.`);
+  sidebarTabs.selectPanel('views-panel');
+}
+
+/** Runs the open saved query's pipeline, showing its nodes as they progress, then its result. */
+async function runPipeline(): Promise<void> {
+  if (!openQuery || !api) return;
+  const query = openQuery;
+  pipelineButton.disabled = true;
+  try {
+    const status = await pipeline.run(api, query.query_id);
+    const last = status.node_executions[status.node_executions.length - 1];
+    announce(`Pipeline ${status.status}.`, status.status === 'failed');
+    const executionId = last?.query_execution_status.execution_id;
+    if (status.status === 'completed' && executionId && openQuery?.query_id === query.query_id)
+      await showFinished(executionId);
+  } catch (error) {
+    showRequestError(error, 'The pipeline could not be run');
+  } finally {
+    pipelineButton.disabled = false;
+  }
+}
+
+/** A result from the history, shown as `#execution=ID` shows it. */
+async function openResult(executionId: string): Promise<void> {
+  openQuery = undefined;
+  describeOpenQuery();
+  history.replaceState(null, '', `#execution=${executionId}`);
+  try {
+    await showFinished(executionId);
+    announce('Opened a result from your history.');
+  } catch (error) {
+    showRequestError(error, 'That result could not be shown');
+  }
+}
+
+/** An ad-hoc run's SQL from the history, in the editor as a new query, run again. */
+async function runAgain(sql: string): Promise<void> {
+  newQuery();
+  editor.text = sql;
+  editorChanged();
+  await run();
 }
 
 async function loadQueries(): Promise<void> {
@@ -612,6 +709,8 @@ runButton.addEventListener('click', () => void run());
 cancelButton.addEventListener('click', () => void cancel());
 saveButton.addEventListener('click', () => void save({ asNew: !ownsOpenQuery() }));
 archiveButton.addEventListener('click', () => void archive());
+materializeButton.addEventListener('click', () => void materialize());
+pipelineButton.addEventListener('click', () => void runPipeline());
 byId('new-query').addEventListener('click', () => newQuery());
 byId('download-csv').addEventListener(
   'click',

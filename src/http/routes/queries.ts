@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { queryToApi } from '../../queries/query.js';
+import { queryOverviewToApi, queryToApi } from '../../queries/query.js';
 import { parseCreateQuery, parseUpdateQuery } from '../../queries/query-request.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
@@ -10,7 +10,8 @@ import { parseQueryId } from './results.js';
 
 /** A query body: SQL (64 KiB at most), parameters and a description, with room to spare. */
 const MAX_QUERY_BODY = 1024 * 1024;
-const DEFAULT_LIST_LIMIT = 50;
+/** Dune's default page of its query list. */
+const DEFAULT_LIST_LIMIT = 20;
 const MAX_LIST_LIMIT = 1_000;
 
 /**
@@ -71,8 +72,13 @@ export function queryRoutes(router: Router, deps: AppDeps): void {
       const limit =
         integerParam('limit', params.get('limit'), { min: 1, max: MAX_LIST_LIMIT }) ?? DEFAULT_LIST_LIMIT;
       const offset = integerParam('offset', params.get('offset'), { min: 0 }) ?? 0;
-      const { queries: own, more } = await queries.listOwn(accountOf(res), limit, offset);
-      res.json({ queries: own.map(queryToApi), ...(more ? { next_offset: offset + own.length } : {}) });
+      const { queries: own, total } = await queries.listOwn(accountOf(res), limit, offset);
+      const next = offset + own.length;
+      res.json({
+        queries: own.map(queryOverviewToApi),
+        total,
+        ...(own.length > 0 && next < total ? { next_offset: next } : {}),
+      });
     })
     .all(methodNotAllowed('GET'));
 }

@@ -32,6 +32,7 @@ function upsertHandler(deps: AppDeps, policy: VersionPolicy): Handler {
     const params = readQueryParams(req, ['key']);
     const ref = pathRef(req);
     assertCanWrite(account, ref.namespace);
+    deps.views.assertNotView(ref);
     const format = insertFormat(req.headers['content-type']);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
@@ -57,8 +58,11 @@ function upsertHandler(deps: AppDeps, policy: VersionPolicy): Handler {
 function deleteRowsHandler(deps: AppDeps, policy: VersionPolicy): Handler {
   return async (req, res) => {
     readQueryParams(req, []);
+    const ref = pathRef(req);
+    assertCanWrite(accountOf(res), ref.namespace);
+    deps.views.assertNotView(ref);
     const filters = readDeleteRowsRequest(req.body);
-    const outcome = await deleteRows(deps.database, accountOf(res), pathRef(req), filters, policy);
+    const outcome = await deleteRows(deps.database, accountOf(res), ref, filters, policy);
     res.json({ rows_deleted: outcome.rowsDeleted });
   };
 }
@@ -88,6 +92,8 @@ function restoreHandler(deps: AppDeps, policy: VersionPolicy): Handler {
   return async (req, res) => {
     readQueryParams(req, []);
     const ref = pathRef(req);
+    assertCanWrite(accountOf(res), ref.namespace);
+    deps.views.assertNotView(ref);
     const version = readRestoreRequest(req.body);
     const outcome = await restoreTable(deps.database, accountOf(res), ref, version, policy);
     res.json({

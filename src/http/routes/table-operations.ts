@@ -48,6 +48,8 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
 
   const create = async (req: Request, res: Response) => {
     const request = readCreateRequest(req.body);
+    assertCanWrite(accountOf(res), request.namespace);
+    deps.views.assertNotView(request);
     const outcome = await createTable(deps.database, accountOf(res), request);
     const name = fullName(outcome);
     res.status(outcome.alreadyExisted ? 200 : 201).json({
@@ -68,6 +70,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     const ref = pathRef(req);
     // Rights first: they depend on the namespace alone and say nothing about the table.
     assertCanWrite(account, ref.namespace);
+    deps.views.assertNotView(ref);
     const format = insertFormat(req.headers['content-type']);
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
@@ -85,6 +88,8 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
   const clear = async (req: Request, res: Response) => {
     readQueryParams(req, []);
     const ref = pathRef(req);
+    assertCanWrite(accountOf(res), ref.namespace);
+    deps.views.assertNotView(ref);
     await clearTable(deps.database, accountOf(res), ref, policy);
     res.json({ message: `Table ${fullName(ref)} successfully cleared` });
   };
@@ -92,6 +97,8 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
   const remove = async (req: Request, res: Response) => {
     readQueryParams(req, []);
     const ref = pathRef(req);
+    assertCanWrite(accountOf(res), ref.namespace);
+    deps.views.assertNotView(ref);
     await deleteTable(deps.database, accountOf(res), ref);
     res.json({ message: `Table ${fullName(ref)} successfully deleted` });
   };

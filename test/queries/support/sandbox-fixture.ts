@@ -1,4 +1,5 @@
 import type { Account } from '../../../src/auth/account.js';
+import { SqlChecker } from '../../../src/queries/sandbox/checker-pool.js';
 import { type SandboxedSql, sandboxSql, type TableResolver } from '../../../src/queries/sandbox.js';
 import { tableResolver } from '../../../src/queries/table-resolver.js';
 import { Database } from '../../../src/storage/database.js';
@@ -94,7 +95,13 @@ export function composedResolver(
   };
 }
 
-/** sandboxSql for `account` on a reader of `database`. */
+/**
+ * One checker for every test file of a test process, as a service has one: its worker starts
+ * once (about half a second), and it keeps no process alive while idle.
+ */
+export const sqlChecker = new SqlChecker({ workers: 1, maxWaiting: 1_000, maxWaitMs: 60_000 });
+
+/** sandboxSql for `account`, its tables resolved on a reader of `database`. */
 export function sandboxFor(database: Database, account: Account, sql: string): Promise<SandboxedSql> {
-  return database.read((session) => sandboxSql(session, sql, composedResolver(session, account)));
+  return database.read((session) => sandboxSql(sqlChecker, sql, composedResolver(session, account)));
 }

@@ -1,0 +1,238 @@
+import type { Database, InterruptibleSession, Session } from '../storage/database.js';
+import { type Execution, type SnapshotColumn, STATES } from './execution.js';
+import type { ExecutionStore } from './execution-store.js';
+import { jsonArrayBytes, jsonRowsQuery, resultBytesQuery } from './row-rendering.js';
+import type { RunRequest } from './run-request.js';
+import {
+  createSnapshot,
+  cutToBytes,
+  keepFirstRows,
+  ResultOverCapError,
+  type StoreMode,
+  snapshotName,
+  startCounter,
+} from './snapshot.js';
+import { rowCounter, type StoringWatch } from './storing-watch.js';
+
+/**
+ * Storing a run's result (DESIGN §5, §12): its rows as the execution's snapshot and its
+ * COMPLETED record, in one transaction for a small result; cut to the row cap or the byte cap
+ * as a partial result when it passes one; watched by the storing watch while it is stored, and
+ * stopped when told to (a cancel, the time limit, the byte cap, the disk's reserve).
+ */
+
+/** A run as the runner and the storing share it: what it runs, and what it has been told. */
+export interface Running {
+  execution: Execution;
+  request: RunRequest;
+  session?: InterruptibleSession;
+  cancelled: boolean;
+  timedOut: boolean;
+  /** The storing watch found it past the byte cap: stored again, cut at this many rows. */
+  cutAt?: number;
+  /** The disk's free space fell under the reserve while it was stored. */
+  overReserve: boolean;
+  /** Interrupts again and again once the run is to stop, until it has. */
+  stopping?: NodeJS.Timeout;
+  done: Promise<void>;
+}
+
+/**
+ * Stops a running execution's statement. DuckDB's interrupt stops the statement running at
+ * that moment; one that reaches the connection between two statements (a cancel just after
+ * the run began) stops nothing, and the next statement would run on. So it is repeated until
+ * the run has ended (the runner clears it).
+ */
+export function stop(running: Running): void {
+  running.session?.interrupt();
+  running.stopping ??= setInterval(() => running.session?.interrupt(), 50);
+  running.stopping.unref();
+}
+
+export interface RunResultsOptions {
+  maxResultRows: number;
+  /** Infinity: no byte cap (the operator's `refresh` command). */
+  maxResultBytes: number;
+  /** When a result ended at `from` expires. */
+  expiry: (from: Date) => Date;
+}
+
+/**
+ * A result of at most this many rows is rendered in the run's transaction, and its bytes
+ * (total_result_set_bytes) counted from the rendering: one statement instead of the per-column
+ * count, and the rows are at hand for the first page (`onFinished`). Larger results are
+ * counted per column without being rendered (resultBytesQuery). Measured for `SELECT 1`: the
+ * count cost 1.1 ms of a run's 6 ms, and the first page's own read 1.4 ms.
+ */
+const RENDERED_ROWS_MAX = 1_000;
+
+export class RunResults {
+  constructor(
+    private readonly database: Database,
+    private readonly records: ExecutionStore,
+    private readonly watch: StoringWatch | undefined,
+    private readonly options: RunResultsOptions,
+  ) {}
+
+  /**
+   * Stores the run's result: every row counted to the row cap; past the row cap, or past the
+   * byte cap while stored (the storing watch), stored again cut, on a new connection (the
+   * interrupted one may keep the interrupt for its next statement).
+   */
+  async store(running: Running, started: Execution): Promise<{ execution: Execution; rows?: string[] }> {
+    let cutAt: number | undefined;
+    for (;;) {
+      try {
+        return await this.database.dedicated(async (session) => {
+          running.session = session;
+          try {
+            if (running.cancelled) throw new Error('cancelled before it started');
+            return await this.storeOnce(running, started, session, cutAt);
+          } finally {
+            // The connection closes or serves another run when this returns: nothing may interrupt it after.
+            running.session = undefined;
+          }
+        });
+      } catch (error) {
+        if (cutAt !== undefined || running.cancelled || running.timedOut || running.overReserve) throw error;
+        if (error instanceof ResultOverCapError) cutAt = this.options.maxResultRows;
+        else if (running.cutAt !== undefined) cutAt = running.cutAt;
+        else throw error;
+        clearInterval(running.stopping);
+        running.stopping = undefined;
+      }
+    }
+  }
+
+  /**
+   * Stores the run's rows and its COMPLETED record, and returns the record, with the rows
+   * rendered when they are few; on any failure nothing of it stays. A small result commits
+   * with its record in one transaction. A large one commits its rows first and then its
+   * record: its JSON bytes, which the record holds, are counted over the committed table in
+   * 41–66 ms against 77–85 inside the transaction that made it (a million rows of five
+   * columns, a scratch script, 2026-11-23: DuckDB scans a transaction's own new rows more
+   * slowly). A crash between the two commits leaves a table without a finished record, which
+   * the next start drops (`open`).
+   */
+  private async storeOnce(
+    running: Running,
+    started: Execution,
+    session: InterruptibleSession,
+    cutAt: number | undefined,
+  ): Promise<{ execution: Execution; rows?: string[] }> {
+    await session.run('BEGIN TRANSACTION');
+    const slot = this.watch?.claimSlot();
+    try {
+      const counter = await startCounter(session, slot === undefined ? undefined : rowCounter(slot));
+      if (slot !== undefined) this.watchStoring(running, slot, counter.start, cutAt === undefined);
+      const mode: StoreMode = cutAt === undefined ? { counter } : { cutAt };
+      const snapshot = await createSnapshot(
+        session,
+        started.id,
+        running.request.sql,
+        this.options.maxResultRows,
+        mode,
+      );
+      // An interrupt that came between two statements stopped nothing: check.
+      if (this.mustStop(running, cutAt)) throw new Error('interrupted');
+      const table = snapshotName(started.id);
+      let rows: string[] | undefined;
+      let bytes: number;
+      let truncated = snapshot.truncated;
+      let rowCount = snapshot.rowCount;
+      const maxBytes = this.options.maxResultBytes;
+      if (snapshot.rowCount <= RENDERED_ROWS_MAX) {
+        rows = (await session.query(jsonRowsQuery(table, snapshot.columns))).rows.map(
+          (row) => row[0] as string,
+        );
+        bytes = jsonArrayBytes(rows);
+        if (bytes > maxBytes) {
+          rows = rowsWithin(rows, maxBytes);
+          rowCount = await keepFirstRows(session, table, rows.length);
+          bytes = jsonArrayBytes(rows);
+          truncated = true;
+        }
+      } else {
+        await session.run('COMMIT');
+        bytes = await countBytes(session, table, snapshot.columns);
+        if (bytes > maxBytes) {
+          rowCount = await cutToBytes(session, started.id, snapshot.columns, maxBytes);
+          bytes = await countBytes(session, table, snapshot.columns);
+          truncated = true;
+        }
+        if (this.mustStop(running, cutAt)) throw new Error('interrupted');
+        await session.run('BEGIN TRANSACTION');
+      }
+      const endedAt = new Date();
+      const execution: Execution = {
+        ...started,
+        state: truncated ? STATES.completedPartial : STATES.completed,
+        endedAt,
+        expiresAt: this.options.expiry(endedAt),
+        columns: snapshot.columns,
+        rowCount,
+        resultBytes: bytes,
+      };
+      await this.records.append(session, execution);
+      await session.run('COMMIT');
+      return { execution, rows };
+    } catch (error) {
+      // Nothing to roll back when the rows were committed: the run's caller drops them.
+      await session.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      if (slot !== undefined) this.watch?.release(started.id, slot);
+    }
+  }
+
+  /** Whether the run was told to stop while a statement ran (the byte cap counts only while counted). */
+  private mustStop(running: Running, cutAt: number | undefined): boolean {
+    return (
+      running.cancelled ||
+      running.timedOut ||
+      running.overReserve ||
+      (cutAt === undefined && running.cutAt !== undefined)
+    );
+  }
+
+  /** Tells the storing watch of the run; `capped`: told past the byte cap too (not once cut). */
+  private watchStoring(running: Running, slot: number, start: bigint, capped: boolean): void {
+    const overCap = (rowsThatFit: number) => {
+      running.cutAt = rowsThatFit;
+      stop(running);
+    };
+    this.watch?.track(
+      {
+        id: running.execution.id,
+        limited: running.request.lane === 'users',
+        ...(capped ? { overCap } : {}),
+        overReserve: () => {
+          running.overReserve = true;
+          stop(running);
+        },
+      },
+      slot,
+      start,
+    );
+  }
+}
+
+/** The JSON bytes of a committed snapshot (total_result_set_bytes). */
+async function countBytes(
+  session: Session,
+  table: string,
+  columns: readonly SnapshotColumn[],
+): Promise<number> {
+  const [counted] = await session.all<{ bytes: bigint }>(resultBytesQuery(table, columns));
+  return Number(counted?.bytes ?? 2);
+}
+
+/** The first rows whose JSON array fits in `maxBytes`. */
+function rowsWithin(rows: string[], maxBytes: number): string[] {
+  let bytes = 2;
+  for (let i = 0; i < rows.length; i++) {
+    bytes += Buffer.byteLength(rows[i] as string) + (i > 0 ? 1 : 0);
+    if (bytes > maxBytes) return rows.slice(0, i);
+  }
+  return rows;
+}

@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { LONG_WORK_NICENESS, WORKER_NICENESS } from '../../src/workload/thread-priority.js';
+import { startTestService } from '../support/service.js';
+
+/**
+ * The event loop's thread outranks DuckDB's (issue 22): every other thread is made nicer, and a
+ * thread busy for a second without a pause (a long statement) nicer still, until it pauses.
+ */
+
+const priorities = () =>
+  fs
+    .readdirSync('/proc/self/task')
+    .map(Number)
+    .filter((tid) => tid !== process.pid)
+    .flatMap((tid) => {
+      try {
+        return [os.getPriority(tid)];
+      } catch {
+        return []; // ended meanwhile
+      }
+    });
+
+const RUNAWAY = 'SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b';
+
+describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
+  it('leave the main thread as it was and lower every other thread of a running service', async () => {
+    const service = await startTestService({});
+    try {
+      // libuv's pool and DuckDB's workers exist once the service has started.
+      expect(priorities().length).toBeGreaterThan(4);
+      expect(os.getPriority(process.pid)).toBeLessThan(WORKER_NICENESS);
+      for (const priority of priorities()) expect(priority).toBeGreaterThanOrEqual(WORKER_NICENESS);
+    } finally {
+      await service.stop();
+    }
+  });
+
+  // Giving a thread its priority back needs root or RLIMIT_NICE; CI runs as root.
+  it.skipIf(process.getuid?.() !== 0)(
+    'lower a thread busy with a long statement further, and raise it again after',
+    async () => {
+      const service = await startTestService({});
+      try {
+        const running = service.database.dedicated(async (session) => {
+          const statement = session.run(RUNAWAY).catch(() => undefined);
+          for (let i = 0; i < 100 && !priorities().includes(LONG_WORK_NICENESS); i++)
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          expect(priorities()).toContain(LONG_WORK_NICENESS);
+          session.interrupt();
+          await statement;
+        });
+        await running;
+        for (let i = 0; i < 100 && priorities().includes(LONG_WORK_NICENESS); i++)
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(priorities()).not.toContain(LONG_WORK_NICENESS);
+      } finally {
+        await service.stop();
+      }
+    },
+  );
+});
