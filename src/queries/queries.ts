@@ -294,12 +294,14 @@ export class Queries {
     namespace = account.handle,
     options: CheckOptions = {},
   ): Promise<SandboxedSql> {
-    return sandboxSql(
-      this.checker,
-      sql,
-      (name) => this.database.dedicated((session) => this.readableTables(session, account, namespace)(name)),
-      options,
-    );
+    const resolve: TableResolver = (name) =>
+      this.database.dedicated((session) => this.readableTables(session, account, namespace)(name));
+    // Only the tables `account` may see: a refusal reads the same whether a name is absent or hidden.
+    resolve.suggest = (name) =>
+      this.database.dedicated(async (session) =>
+        suggestTables(name, await visibleTables(session, account), namespace),
+      );
+    return sandboxSql(this.checker, sql, resolve, options);
   }
 
   /**
@@ -343,15 +345,12 @@ export class Queries {
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
   private readableTables(session: Session, account: Account, namespace: string): TableResolver {
     const tables = tableResolver(session, account);
-    const resolve: TableResolver = async (name) => {
+    return async (name) => {
       if (name.schema !== undefined) return tables(name);
       const match = QUERY_RESULT_TABLE.exec(name.table);
       if (match) return this.queryResultTable(session, account, Number(match[1]));
       return tables({ schema: namespace, table: name.table });
     };
-    // Only the tables `account` may see: a refusal reads the same whether a name is absent or hidden.
-    resolve.suggest = async (name) => suggestTables(name, await visibleTables(session, account), namespace);
-    return resolve;
   }
 
   /**
