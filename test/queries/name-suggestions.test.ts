@@ -78,7 +78,7 @@ describe('an unknown table in SQL', () => {
 });
 
 describe('an unknown column in SQL', () => {
-  // DuckDB's candidates name only the query's own columns (test/queries/column-hints.test.ts);
+  // DuckDB's candidates name only the query's own columns (test/storage/binder-hints.test.ts);
   // the run's failure shows the first line of its message, and never another table's columns.
   it("fails the run with DuckDB's message, which names no column of a table the caller may not see", async () => {
     await service.json('/v1/table/upload/csv', {

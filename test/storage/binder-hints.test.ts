@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failureWithColumnHint } from '../../src/queries/column-hints.js';
+import { failureWithColumnHint } from '../../src/storage/binder-hints.js';
 
 /**
  * DuckDB's own candidates for an unknown column, as a failed run would show them: read from a

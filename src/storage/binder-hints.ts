@@ -1,5 +1,6 @@
 /**
- * DuckDB's hint for an unknown column in users' SQL, kept (issue 24, "did you mean"). An
+ * DuckDB's hint for an unknown column in users' SQL, kept (issue 24, "did you mean"). Beside
+ * storage-error.ts, the place that reads DuckDB's wording, so that executions may use it. An
  * execution's failure shows only the first line of DuckDB's message (executions.ts,
  * `failureMessage`), because catalog errors go on to name other tables, private ones included.
  * The binder's errors for a column or a table alias are different: their candidates come from
