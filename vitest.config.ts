@@ -30,6 +30,7 @@ const PROGRAM_TESTS = [
   'test/sdk/python-*.test.ts',
   'test/queries/readme-examples.test.ts',
   'test/cli/serve.test.ts',
+  'test/cli/upload.test.ts',
   // psql, Python's psycopg2 and SQLAlchemy against the Postgres wire protocol.
   'test/pgwire/programs/**/*.test.ts',
 ];

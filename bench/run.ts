@@ -7,6 +7,7 @@ import { runQueriesBenchmark } from './queries.js';
 import { runSandboxBenchmark } from './sandbox.js';
 import { runSandboxLoadBenchmark } from './sandbox-load.js';
 import { runServingBenchmark } from './serving.js';
+import { runTableChangesBenchmark } from './table-changes.js';
 import { runTableInsertBenchmark } from './table-insert.js';
 import { runTeamDayBenchmark } from './team-day.js';
 import { runUploadBenchmark } from './upload.js';
@@ -16,7 +17,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, analytics).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, changes, analytics).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -27,6 +28,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
     });
     return [row];
   },
+  changes: () => runTableChangesBenchmark((line) => process.stderr.write(`changes: ${line}\n`)),
   serving: () => runServingBenchmark(),
   refresh: () => runMetricsRefreshBenchmark(),
   sandbox: async () => [

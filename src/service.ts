@@ -23,6 +23,7 @@ import { Database } from './storage/database.js';
 import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
+import { expireAllVersions, versionPolicy } from './tables/table-versions.js';
 import { MaterializedViews } from './transform/materialized-views.js';
 import { Pipelines } from './transform/pipelines.js';
 import { type Clock, SYSTEM_CLOCK, ViewScheduler } from './transform/view-scheduler.js';
@@ -61,6 +62,9 @@ const IN_MEMORY_PAGE_BYTES = 1024 * 1024;
 const RESULT_PART_BYTES = 128 * 1024 * 1024;
 /** Large pages written ahead of the request for them (page-prefetch.ts). */
 const PAGES_AHEAD = { maxPages: 8, ttlMs: 30_000 };
+/** How often table versions past their hours are dropped. */
+const VERSION_EXPIRY_MS = 10 * 60_000;
+/** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
 /** Reader connections of the catalog (table lists, records) and of results work (storage/reader-pool.ts). */
 const CATALOG_READERS = 2;
 const RESULT_READERS = 4;
@@ -149,6 +153,7 @@ export async function startService(
   try {
     await migrate(database);
     await dropAbandonedUploads(database);
+    await database.write((session) => expireAllVersions(session, versionPolicy(config)));
     if (fresh && config.demoData) {
       // A first start shows real metrics at once: scale 1 loads in well under a second.
       const started = performance.now();
@@ -298,6 +303,13 @@ export async function startService(
     throw error;
   }
   scheduler.start();
+  // Table versions past TABLE_VERSION_HOURS go, even for tables nobody writes any more.
+  const expiringVersions = setInterval(() => {
+    database
+      .write((session) => expireAllVersions(session, versionPolicy(config)))
+      .catch((error: unknown) => logger.warn({ err: error }, 'expiring table versions failed'));
+  }, VERSION_EXPIRY_MS);
+  expiringVersions.unref();
   viewScheduler.start();
   const stopLowering = keepWorkerThreadsLower();
 
@@ -306,6 +318,7 @@ export async function startService(
     closing ??= (async () => {
       stopLowering();
       scheduler.stop();
+      clearInterval(expiringVersions);
       viewScheduler.stop();
       executions.close();
       // Its sessions let their DuckDB connections go before the database closes.

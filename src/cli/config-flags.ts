@@ -59,6 +59,12 @@ const FLAGS: readonly [flag: string, variable: string, description: string][] = 
   ['--pg-tls-cert <file>', 'PG_TLS_CERT', 'PEM certificate for TLS on the Postgres wire (with PG_TLS_KEY)'],
   ['--pg-tls-key <file>', 'PG_TLS_KEY', 'PEM private key for TLS on the Postgres wire (with PG_TLS_CERT)'],
   [
+    '--table-versions-kept <n>',
+    'TABLE_VERSIONS_KEPT',
+    'writes of a table whose previous version is kept for restore (0 keeps none)',
+  ],
+  ['--table-version-hours <n>', 'TABLE_VERSION_HOURS', 'hours a table version is kept at most'],
+  [
     '--results-timeout-seconds <n>',
     'RESULTS_TIMEOUT_SECONDS',
     'a results statement (a page, a sort, a Parquet file) is stopped (503) after this long',

@@ -11,6 +11,8 @@ export const EXIT = {
   usage: 2,
   /** The database file is held by another process (a running server); try again later. */
   databaseInUse: 3,
+  /** `serve` cannot listen on its address: the port is taken, or needs privileges. */
+  portUnavailable: 4,
 } as const;
 
 /** A failure the command reports in one line, with its exit code. */

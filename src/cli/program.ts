@@ -10,6 +10,7 @@ import { addKeysCommand } from './keys-command.js';
 import { type ProgramOutput, STANDARD_STREAMS } from './program-output.js';
 import { addRefreshCommand } from './refresh-command.js';
 import { addServeCommand } from './serve-command.js';
+import { addUploadCommand } from './upload-command.js';
 
 /**
  * The command line as a value: main.ts runs it for the process, tests run it in-process
@@ -25,7 +26,8 @@ Exit codes:
   ${EXIT.ok}  done (serve: stopped cleanly on SIGTERM or SIGINT)
   ${EXIT.failure}  failed while running (a saved query failed, a directory is not writable, …)
   ${EXIT.usage}  usage or configuration error (unknown command or flag, bad value); nothing changed
-  ${EXIT.databaseInUse}  the database file is held by another process (a running server)`;
+  ${EXIT.databaseInUse}  the database file is held by another process (a running server)
+  ${EXIT.portUnavailable}  serve: the port is taken by another program (or needs privileges); choose one with --port or PORT`;
 
 export function buildProgram(output: ProgramOutput = STANDARD_STREAMS): Command {
   // Output and exit override first: subcommands copy both when they are added.
@@ -42,6 +44,7 @@ export function buildProgram(output: ProgramOutput = STANDARD_STREAMS): Command 
   addDemoCommand(program, output);
   addRefreshCommand(program, output);
   addCompactCommand(program, output);
+  addUploadCommand(program, output);
   return program;
 }
 

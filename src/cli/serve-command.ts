@@ -38,6 +38,29 @@ function describeQueries(service: RunningService): string {
   return `saved queries: ${queries.map((q) => `${q.id} (${q.name})`).join(', ')}`;
 }
 
+/** The address cannot be listened on: said in words, with how to choose another, and its own exit code. */
+function listenRefusal(error: unknown, config: Config): CliError | undefined {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const where = `port ${config.port} on ${config.host}`;
+  const choose = `choose another with --port 9000 or PORT=9000 (0 takes any free port)`;
+  if (code === 'EADDRINUSE')
+    return new CliError(
+      `${where} is already in use by another program (another server?); ${choose}`,
+      EXIT.portUnavailable,
+    );
+  if (code === 'EACCES')
+    return new CliError(
+      `${where} needs privileges this user does not have (ports below 1024); ${choose}`,
+      EXIT.portUnavailable,
+    );
+  if (code === 'EADDRNOTAVAIL')
+    return new CliError(
+      `${config.host} is not an address of this machine; choose another with --host or HOST (127.0.0.1, or 0.0.0.0 for every address)`,
+      EXIT.portUnavailable,
+    );
+  return undefined;
+}
+
 async function serve(
   options: Record<string, unknown>,
   command: Command,
@@ -46,13 +69,15 @@ async function serve(
   // `serve` is the default command, so a mistyped command name arrives here as an operand.
   if (command.args.length > 0) {
     throw new CliError(
-      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh; see --help)`,
+      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh, upload; see --help)`,
       EXIT.usage,
     );
   }
   const config = loadConfig(environmentWithFlags(options));
   const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger);
+  const service = await startService(config, logger).catch((error: unknown) => {
+    throw listenRefusal(error, config) ?? error;
+  });
   // Before the start-up line: whoever waits for that line may signal at once.
   let stopping = false;
   const stop = (signal: string) => {
@@ -101,22 +126,23 @@ async function serve(
     },
     'serving',
   );
-  if (service.localKey) {
-    out(
-      service.localKey.created
-        ? `Created a local API key (handle "local", premium, admin): ${service.localKey.key}`
-        : `Local API key: ${service.localKey.key}`,
-    );
-    out(
-      `  it is saved in ${config.dataDir}/dev-api-key.txt; try: curl -H "X-Service-Api-Key: ${service.localKey.key}" ${service.url}/v1/tables`,
-    );
-  }
   out(`Workspace: ${service.url}/`);
   if (service.pg) {
     const host = service.pg.host.includes(':') ? `[${service.pg.host}]` : service.pg.host;
     out(
       `Postgres wire protocol: ${host}:${service.pg.port} (psql -h ${service.pg.host} -p ${service.pg.port}; password: an API key)`,
     );
+  }
+  // The key last, alone on its line: what a newcomer copies, and what `tail -1` gives a script.
+  if (service.localKey) {
+    const file = path.join(config.dataDir, 'dev-api-key.txt');
+    out(
+      service.localKey.created
+        ? `Created a local API key (handle "local", premium, admin), saved in ${file}; send it in the X-Service-Api-Key header:`
+        : `The local API key (handle "local", premium, admin), from ${file}; send it in the X-Service-Api-Key header:`,
+    );
+    out(`  curl -H "X-Service-Api-Key: $(cat ${file})" ${service.url}/v1/tables`);
+    out(service.localKey.key);
   }
   // Started now, in the background, so that the first SQL is not checked by a starting worker.
   service.sqlChecker.warm();

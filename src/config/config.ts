@@ -49,6 +49,9 @@ export interface Config {
   maxQueuedQueriesPerKey: number;
   /** A user's execution is interrupted (and fails) after this many seconds. */
   queryTimeoutSeconds: number;
+  /** Writes of a table whose previous version is kept (0: none), and for how many hours. */
+  tableVersionsKept: number;
+  tableVersionHours: number;
   /** The Postgres wire protocol's listener (src/pgwire); undefined when it is off. */
   pgPort: number | undefined;
   /** Postgres wire connections open at once; more are refused (53300). */
@@ -276,6 +279,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     maxRunningQueriesPerKey: integer(env, 'MAX_RUNNING_QUERIES_PER_KEY', 2, 1, 64),
     maxQueuedQueriesPerKey: integer(env, 'MAX_QUEUED_QUERIES_PER_KEY', 20, 0, 100_000),
     queryTimeoutSeconds: integer(env, 'QUERY_TIMEOUT_SECONDS', 1800, 1, 7 * 86_400),
+    tableVersionsKept: integer(env, 'TABLE_VERSIONS_KEPT', 1, 0, 100),
+    tableVersionHours: integer(env, 'TABLE_VERSION_HOURS', 168, 1, 100 * 365 * 24),
     resultsTimeoutSeconds: integer(env, 'RESULTS_TIMEOUT_SECONDS', 120, 1, 86_400),
     pgPort: pgPort(env.PG_PORT),
     pgMaxConnections: integer(env, 'PG_MAX_CONNECTIONS', 100, 1, 100_000),

@@ -2,6 +2,7 @@ import type { Database, Session } from '../storage/database.js';
 import { qualifiedName } from '../storage/sql.js';
 import { saveTable } from '../tables/table-catalog.js';
 import { createDeclaredTable } from '../tables/table-schema.js';
+import { dropVersions } from '../tables/table-versions.js';
 import {
   BLOCK_RANGE,
   createAvsSql,
@@ -138,6 +139,8 @@ function steps(scale: number, rows: Record<SourceTableName, number>): Step[] {
           );
           const rowCount = Number(count?.n ?? 0);
           rows[source.name] = rowCount;
+          // The tables are new: versions of the ones they replace would undo into them.
+          await dropVersions(session, { namespace: RESTAKING_NAMESPACE, tableName: source.name });
           await saveTable(session, {
             namespace: RESTAKING_NAMESPACE,
             tableName: source.name,

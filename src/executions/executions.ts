@@ -1,6 +1,7 @@
 import { monotonicFactory } from 'ulid';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { failureWithColumnHint } from '../storage/binder-hints.js';
 import { type Database, DatabaseClosingError } from '../storage/database.js';
 import { qualifiedName } from '../storage/sql.js';
 import { isDiskFull } from '../storage/storage-error.js';
@@ -538,11 +539,6 @@ function failureMessage(running: Running, error: unknown, options: ExecutionsOpt
     return `DATA_DIR's disk has less free space than the reserve kept for uploads (DISK_RESERVE_BYTES, ${options.storage?.reserveBytes} bytes): the result was not stored; delete results you no longer need, or ask the operator for space`;
   if (isDiskFull(error)) return "DATA_DIR's disk is full: the result could not be stored";
   if (error instanceof SnapshotError) return error.message;
-  return firstLine(error);
-}
-
-/** DuckDB's message without the lines after the first (a caret, or hints naming other tables). */
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n')[0] ?? message;
+  // DuckDB's first line; for a column the binder did not find, its candidates too (binder-hints.ts).
+  return failureWithColumnHint(error);
 }

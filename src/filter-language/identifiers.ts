@@ -1,4 +1,5 @@
 import { echo, type SourceText } from './errors.js';
+import { nearestNames } from './nearest-names.js';
 import { quoteIdentifier } from './quote-identifier.js';
 
 export { quoteIdentifier };
@@ -75,9 +76,14 @@ export function resolveColumn(
       `write one of ${matches.map((c) => displayName(c.name)).join(', ')} with its exact spelling`,
     );
   }
+  const near = nearestNames(
+    name,
+    columns.map((c) => c.name),
+  ).map(displayName);
+  const guess = near.length > 0 ? `did you mean ${near.join(' or ')}? ` : '';
   throw source.error(
     index,
     `unknown column ${echo(name, '"')}`,
-    columns.length === 0 ? 'the result has no columns' : `valid columns: ${listColumns(columns)}`,
+    columns.length === 0 ? 'the result has no columns' : `${guess}valid columns: ${listColumns(columns)}`,
   );
 }

@@ -21,7 +21,29 @@ export function headerKey(headers: IncomingHttpHeaders): string | undefined {
   return typeof header === 'string' ? header : undefined;
 }
 
-export const invalidKey = () => new ApiError('unauthorized', 'invalid API Key');
+/** Where a request's key came from, for the 401 that names where to send one. */
+function keySource(req: Request): string {
+  if (req.headers['x-service-api-key'] !== undefined) return 'the X-Service-Api-Key header';
+  if (req.headers['x-dune-api-key'] !== undefined) return 'the X-Dune-Api-Key header';
+  return 'the api_key query parameter';
+}
+
+/** No key at all (or an empty one): say where one goes. */
+export const missingKey = () =>
+  new ApiError(
+    'unauthorized',
+    'missing API key: send it in the X-Service-Api-Key header (X-Dune-Api-Key and ?api_key= work too); a first start prints a local key and saves it in DATA_DIR/dev-api-key.txt',
+  );
+
+/**
+ * A key no account has: the mirrored API's words first (`invalid API Key`), then which key was
+ * read, so a key sent in the wrong place or with a typo is told from one never sent.
+ */
+export const invalidKey = (source = 'the X-Service-Api-Key header') =>
+  new ApiError(
+    'unauthorized',
+    `invalid API Key: the key in ${source} is not a key of this service; send a key made by \`keys create\` (or the local key printed at start) in the X-Service-Api-Key header`,
+  );
 
 export function authenticate(keys: KeyStore) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -30,9 +52,13 @@ export function authenticate(keys: KeyStore) {
       return;
     }
     const key = presentedKey(req);
-    const account = key === undefined ? undefined : keys.authenticate(key);
+    if (key === undefined || key === '') {
+      next(missingKey());
+      return;
+    }
+    const account = keys.authenticate(key);
     if (!account) {
-      next(invalidKey());
+      next(invalidKey(keySource(req)));
       return;
     }
     res.locals.account = account;

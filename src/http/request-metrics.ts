@@ -15,6 +15,8 @@ const UPLOAD_ROUTES: Record<string, UploadOperation> = {
   '/v1/uploads/csv': 'upload',
   '/v1/table/:namespace/:table_name/insert': 'insert',
   '/v1/uploads/:namespace/:table_name/insert': 'insert',
+  '/v1/table/:namespace/:table_name/upsert': 'upsert',
+  '/v1/uploads/:namespace/:table_name/upsert': 'upsert',
 };
 
 /** The body size a table route stored, for the upload metrics (set by the route once stored). */

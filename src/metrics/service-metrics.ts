@@ -9,7 +9,7 @@ import { type Execution, STATES } from '../executions/execution.js';
  */
 
 /** The table operations whose request bodies are counted as uploaded bytes. */
-export type UploadOperation = 'upload' | 'insert';
+export type UploadOperation = 'upload' | 'insert' | 'upsert';
 
 const REQUEST_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const UPLOAD_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

@@ -11,6 +11,8 @@ import {
 import type { Executions } from '../executions/executions.js';
 import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
+import { visibleTables } from '../tables/table-catalog.js';
+import { suggestTables } from './name-suggestions.js';
 import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
@@ -292,12 +294,14 @@ export class Queries {
     namespace = account.handle,
     options: CheckOptions = {},
   ): Promise<SandboxedSql> {
-    return sandboxSql(
-      this.checker,
-      sql,
-      (name) => this.database.dedicated((session) => this.readableTables(session, account, namespace)(name)),
-      options,
-    );
+    const resolve: TableResolver = (name) =>
+      this.database.dedicated((session) => this.readableTables(session, account, namespace)(name));
+    // Only the tables `account` may see: a refusal reads the same whether a name is absent or hidden.
+    resolve.suggest = (name) =>
+      this.database.dedicated(async (session) =>
+        suggestTables(name, await visibleTables(session, account), namespace),
+      );
+    return sandboxSql(this.checker, sql, resolve, options);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.js';
+import { didYouMean } from './name-suggestions.js';
 import type { SqlChecker } from './sandbox/checker-pool.js';
 import type { NamedTable } from './sandbox/sql-check.js';
 import { nameKey, shownName } from './sandbox/written-names.js';
@@ -35,8 +36,13 @@ export interface ReadableTable {
   qualifiedName: string;
   isPrivate: boolean;
 }
-/** undefined = the caller may not read it (it does not exist, or is another account's private table, or is the service's own). */
-export type TableResolver = (name: WrittenTableName) => Promise<ReadableTable | undefined>;
+/**
+ * undefined = the caller may not read it (it does not exist, or is another account's private table, or is the service's own).
+ * `suggest` names the nearest tables the caller may see, for the refusal (name-suggestions.ts).
+ */
+export type TableResolver = ((name: WrittenTableName) => Promise<ReadableTable | undefined>) & {
+  suggest?: (name: WrittenTableName) => Promise<string[]>;
+};
 export interface SandboxedSql {
   sql: string;
   readsPrivate: boolean;
@@ -133,8 +139,10 @@ async function resolveAll(
     const answer = key === undefined ? undefined : found.get(key);
     // Worded the same whatever the reason: absent, private, the service's own, another catalog.
     if (!answer || key === undefined) {
+      // The nearest names the caller may see, never others (name-suggestions.ts).
+      const near = question && resolve.suggest ? didYouMean(await resolve.suggest(question)) : '';
       throw new SqlRefusal(
-        `table ${shownName(table.written)} does not exist`,
+        `table ${shownName(table.written)} does not exist${near}`,
         table.location,
         'byte',
         'unknown-table',

@@ -50,6 +50,27 @@ const MIGRATIONS = [
   // Records are appended, one row per state an execution reaches: the highest revision wins.
   `ALTER TABLE ${SERVICE_SCHEMA}.executions ADD COLUMN IF NOT EXISTS revision INTEGER`,
   'CREATE SCHEMA IF NOT EXISTS _results',
+  // The key an upsert matches rows on, when declared at create: JSON ["col", …] (issue 24).
+  `ALTER TABLE ${SERVICE_SCHEMA}.tables ADD COLUMN IF NOT EXISTS key_columns VARCHAR`,
+  // Table versions (src/tables/table-versions.ts): the current version's number, the
+  // operation that made it, and the highest number given so far (NULL: 1, a table's first).
+  `ALTER TABLE ${SERVICE_SCHEMA}.tables ADD COLUMN IF NOT EXISTS version BIGINT`,
+  `ALTER TABLE ${SERVICE_SCHEMA}.tables ADD COLUMN IF NOT EXISTS made_by VARCHAR`,
+  `ALTER TABLE ${SERVICE_SCHEMA}.tables ADD COLUMN IF NOT EXISTS versions_made BIGINT`,
+  // One row per kept version: what turns version from_version back into version `version`
+  // (undo: JSON, its rows in tables named __version_… of the namespace), and the catalog's
+  // record of that version (JSON).
+  `CREATE TABLE IF NOT EXISTS ${SERVICE_SCHEMA}.table_versions (
+     namespace VARCHAR NOT NULL,
+     table_name VARCHAR NOT NULL,
+     version BIGINT NOT NULL,
+     from_version BIGINT NOT NULL,
+     made_by VARCHAR,
+     undo VARCHAR NOT NULL,
+     catalog VARCHAR NOT NULL,
+     created_at TIMESTAMP NOT NULL,
+     superseded_at TIMESTAMP NOT NULL
+   )`,
   // Users' saved queries (DESIGN §10). Ids come from a sequence, which DuckDB never rolls
   // back, so an id is never handed out twice; query files take the ids below the first.
   `CREATE SEQUENCE IF NOT EXISTS ${SERVICE_SCHEMA}.query_ids START ${FIRST_USER_QUERY_ID}`,

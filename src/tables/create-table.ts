@@ -5,6 +5,7 @@ import { assertCanWrite, fullName, type TableRef, validateNamespace } from './ta
 import { findTable, saveTable } from './table-catalog.js';
 import { validateTableName } from './table-name.js';
 import { createDeclaredTable, type DeclaredColumn, validateSchema } from './table-schema.js';
+import { validateKey } from './upsert-rows.js';
 
 /**
  * The create operation (DESIGN §4): an empty table from a declared schema. Creating a
@@ -16,6 +17,8 @@ export interface CreateTableRequest extends TableRef {
   columns: DeclaredColumn[];
   description: string;
   isPrivate: boolean;
+  /** The columns upserts match rows on; undefined when not declared. */
+  key?: string[];
 }
 
 export interface CreateTableOutcome extends TableRef {
@@ -37,12 +40,15 @@ export function readCreateRequest(body: unknown): CreateTableRequest {
   if (typeof description !== 'string') throw badRequest('field "description" must be a string');
   const isPrivate = fields.is_private ?? false;
   if (typeof isPrivate !== 'boolean') throw badRequest('field "is_private" must be true or false');
+  const columns = validateSchema(fields.schema);
+  const key = fields.key === undefined ? undefined : validateKey(fields.key, columns, 'field "key"');
   return {
     namespace: validateNamespace(fields.namespace),
     tableName: validateTableName(fields.table_name),
-    columns: validateSchema(fields.schema),
+    columns,
     description,
     isPrivate,
+    ...(key ? { key } : {}),
   };
 }
 
@@ -82,8 +88,15 @@ export async function createTable(
   return database.write(async (session) => {
     const existing = await findTable(session, ref.namespace, ref.tableName);
     if (existing) {
-      if (existing.declaredColumns && sameSchema(existing.declaredColumns, request.columns)) {
+      const sameKey =
+        !request.key || JSON.stringify(request.key) === JSON.stringify(existing.keyColumns ?? []);
+      if (existing.declaredColumns && sameSchema(existing.declaredColumns, request.columns) && sameKey) {
         return { ...ref, alreadyExisted: true };
+      }
+      if (existing.declaredColumns && sameSchema(existing.declaredColumns, request.columns)) {
+        throw conflict(
+          `table ${fullName(ref)} already exists with ${existing.keyColumns ? `the key ${existing.keyColumns.join(', ')}` : 'no key'}; delete it first or choose another name`,
+        );
       }
       throw conflict(
         existing.declaredColumns
@@ -103,6 +116,10 @@ export async function createTable(
       rowCount: 0,
       sizeBytes: 0,
       declaredColumns: request.columns,
+      ...(request.key ? { keyColumns: request.key } : {}),
+      version: 1,
+      madeBy: 'create',
+      versionsMade: 1,
     });
     return { ...ref, alreadyExisted: false };
   });

@@ -283,3 +283,54 @@ export function convertExpression(type: InferredType, x: string, t: string): str
 }
 
 export const sourceColumn = (i: number) => quoteIdentifier(`c${i}`);
+
+/** A type as the service shows it (the list's `columns`, the upload's answer): DuckDB's name in lower case. */
+export function shownType(type: InferredType): string {
+  if (type.kind === 'TIMESTAMPTZ') return 'timestamp with time zone';
+  return sqlType(type).toLowerCase();
+}
+
+const NAMED_TYPES: Record<string, InferredType> = {
+  varchar: { kind: 'VARCHAR' },
+  text: { kind: 'VARCHAR' },
+  boolean: { kind: 'BOOLEAN' },
+  bigint: { kind: 'BIGINT' },
+  hugeint: { kind: 'HUGEINT' },
+  bignum: { kind: 'BIGNUM' },
+  double: { kind: 'DOUBLE' },
+  date: { kind: 'DATE' },
+  timestamp: { kind: 'TIMESTAMP' },
+  timestamptz: { kind: 'TIMESTAMPTZ' },
+  'timestamp with time zone': { kind: 'TIMESTAMPTZ' },
+};
+
+export const TYPE_NAMES =
+  'varchar, boolean, bigint, hugeint, bignum, double, decimal(p,s) (p 1 to 38), date, timestamp, timestamp with time zone';
+
+/** A column type a client pins (`types`), by the names `shownType` gives; undefined when it is none. */
+export function parseTypeName(text: string): InferredType | undefined {
+  const name = text.trim().toLowerCase().replace(/\s+/g, ' ');
+  const named = NAMED_TYPES[name];
+  if (named) return named;
+  const decimal = /^decimal\s*\(\s*(\d{1,2})\s*,\s*(\d{1,2})\s*\)$/.exec(name);
+  if (!decimal) return undefined;
+  const precision = Number(decimal[1]);
+  const scale = Number(decimal[2]);
+  if (precision < 1 || precision > MAX_DECIMAL_PRECISION || scale > precision) return undefined;
+  return { kind: 'DECIMAL', precision, scale };
+}
+
+/**
+ * Whether a value's fit (`fitsMask`'s mask and digits, as SQL) fits `type`: the SQL the
+ * widening report asks of each value.
+ */
+export function fitsTypeCondition(
+  mask: string,
+  integerDigits: string,
+  fractionDigits: string,
+  type: InferredType,
+): string {
+  if (type.kind === 'VARCHAR' || type.kind === 'NULL') return 'true';
+  if (type.kind !== 'DECIMAL') return `(${mask} & ${bit(type.kind)}) <> 0`;
+  return `((${mask} & ${bit('DECIMAL')}) <> 0 AND coalesce(${integerDigits}, 0) <= ${type.precision - type.scale} AND coalesce(${fractionDigits}, 0) <= ${type.scale})`;
+}

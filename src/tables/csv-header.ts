@@ -85,9 +85,9 @@ function decodeName(bytes: number[]): string {
  * must differ ignoring case (DuckDB's identifiers are case-insensitive). Every problem is
  * listed, not just the first.
  */
-export function validateColumnNames(columns: readonly string[]): void {
+export function validateColumnNames(columns: readonly string[], where = 'CSV line 1 (the header)'): void {
   if (columns.length > MAX_COLUMNS)
-    throw badRequest(`the CSV has ${columns.length} columns; at most ${MAX_COLUMNS}`);
+    throw badRequest(`${where} has ${columns.length} columns; at most ${MAX_COLUMNS}`);
   const problems: string[] = [];
   const empty = columns.flatMap((name, i) => (name.trim() === '' ? [i + 1] : []));
   if (empty.length > 0) problems.push(`empty column name at position ${empty.join(', ')}`);
@@ -117,5 +117,5 @@ export function validateColumnNames(columns: readonly string[]): void {
   }
   if (duplicates.length > 0)
     problems.push(`column names must differ ignoring case: ${duplicates.join('; ')}`);
-  if (problems.length > 0) throw badRequest(`CSV line 1 (the header): ${problems.join('; ')}`);
+  if (problems.length > 0) throw badRequest(`${where}: ${problems.join('; ')}`);
 }

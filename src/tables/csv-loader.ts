@@ -8,12 +8,22 @@ import {
   doubleOf,
   fitsMask,
   type InferredType,
+  shownType,
   sourceColumn,
   sqlType,
   typeFromFit,
 } from './csv-column-types.js';
 import { type CsvPart, type CsvSource, csvField, type LineEnd, readCsv } from './csv-dialect.js';
 import { describeCsvProblem, dropRejects, firstRejectedLine } from './csv-rejects.js';
+import { type FieldSource, readFields } from './field-source.js';
+import {
+  findWidenings,
+  isWideningCandidate,
+  pinnedMisfit,
+  strictRefusal,
+  type ValueCounts,
+  type Widening,
+} from './upload-typing.js';
 
 /**
  * Loads an uploaded CSV into a staging table while it arrives, in one pass over the data.
@@ -49,6 +59,8 @@ export interface StagedTable {
   staging: string;
   rowCount: number;
   columns: LoadedColumn[];
+  /** Columns a few values made text (upload-typing.ts). */
+  widened: Widening[];
   /**
    * Where the load's time went, for the log: each step as `name:start+duration` in ms from
    * the load's start (`infer`, `load` per statement with its MB, `widen`, `commit`).
@@ -61,6 +73,23 @@ export interface StagedLoadTarget {
   /** Unique per upload. */
   jobId: string;
   columnNames: readonly string[];
+  format: 'csv' | 'ndjson';
+  /** NDJSON: the JSON Pointer of each column's key. */
+  pointers?: readonly string[];
+}
+
+/** What the client said about types (`strict`, `types`). */
+export interface TypingOptions {
+  /** Types the client gave, by column index. */
+  pinned: ReadonlyMap<number, InferredType>;
+  /** Refuse the upload rather than widen a column to text. */
+  strict: boolean;
+}
+
+/** A column's inferred type, and the counts the widening report starts from. */
+export interface ColumnInference {
+  type: InferredType;
+  counts: ValueCounts;
 }
 
 const castOf = (i: number) => quoteIdentifier(`t${i}`);
@@ -74,33 +103,41 @@ const convertedOf = (i: number) => quoteIdentifier(`v${i}`);
  */
 export async function inferColumnTypes(
   session: Session,
-  source: CsvSource,
+  source: FieldSource,
   indexes: readonly number[],
-): Promise<Map<number, InferredType>> {
+): Promise<Map<number, ColumnInference>> {
   const x = quoteIdentifier('x');
   const d = quoteIdentifier('d');
   const fits = fitsMask(x, d);
-  const rows = await session.all<{ col: number; mask: number; i: bigint | null; f: bigint | null }>(
-    `SELECT col, bit_and(mask) AS mask, max(i) AS i, max(f) AS f
+  const rows = await session.all<{
+    col: number;
+    mask: number;
+    i: bigint | null;
+    f: bigint | null;
+    n: bigint;
+    typed: bigint;
+  }>(
+    `SELECT col, bit_and(mask) AS mask, max(i) AS i, max(f) AS f, count(*) AS n, count(*) FILTER (WHERE mask <> 0) AS typed
        FROM (SELECT col, ${fits.mask} AS mask, ${fits.integerDigits} AS i, ${fits.fractionDigits} AS f
                FROM (SELECT col, ${x}, ${doubleOf(x)} AS ${d}
                        FROM (SELECT unnest([${indexes.join(', ')}]) AS col, unnest([${indexes.map(csvField).join(', ')}]) AS ${x}
-                               FROM ${readCsv(source)})
+                               FROM ${readFields(source)})
                       WHERE ${x} IS NOT NULL))
       GROUP BY col`,
   );
-  const types = new Map<number, InferredType>(
-    indexes.map((i) => [i, typeFromFit({ mask: undefined, maxIntegerDigits: 0, maxFractionDigits: 0 })]),
+  const noValue = typeFromFit({ mask: undefined, maxIntegerDigits: 0, maxFractionDigits: 0 });
+  const types = new Map<number, ColumnInference>(
+    indexes.map((i) => [i, { type: noValue, counts: { values: 0, typed: 0 } }]),
   );
   for (const row of rows) {
-    types.set(
-      Number(row.col),
-      typeFromFit({
+    types.set(Number(row.col), {
+      type: typeFromFit({
         mask: Number(row.mask),
         maxIntegerDigits: Number(row.i ?? 0),
         maxFractionDigits: Number(row.f ?? 0),
       }),
-    );
+      counts: { values: Number(row.n), typed: Number(row.typed) },
+    });
   }
   return types;
 }
@@ -124,7 +161,7 @@ const LIST_CONVERSION_COLUMNS = 512;
  * misfits (see MISFITS). Three projections: the casts a check needs, computed once; the
  * checked values; the misfits, from the text and the value.
  */
-export function loadSelect(source: CsvSource, types: readonly InferredType[]): string {
+export function loadSelect(source: FieldSource, types: readonly InferredType[]): string {
   const checked = checkedColumns(types);
   if (checked.length > LIST_CONVERSION_COLUMNS) return listLoadSelect(source, types);
   const inner = types.map((type, i) => {
@@ -143,11 +180,11 @@ export function loadSelect(source: CsvSource, types: readonly InferredType[]): s
     const names = checked.map((i) => `CASE WHEN ${misfit(i)} THEN '${i}' END`);
     outer.push(`CASE WHEN ${checked.map(misfit).join(' OR ')} THEN concat_ws(',', ${names.join(', ')}) END`);
   }
-  return `SELECT ${outer.join(', ')} FROM (SELECT ${middle.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${readCsv(source)}))`;
+  return `SELECT ${outer.join(', ')} FROM (SELECT ${middle.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${readFields(source)}))`;
 }
 
 /** `loadSelect` for wide CSVs: the columns of each type converted as one list (see LIST_CONVERSION_COLUMNS). */
-function listLoadSelect(source: CsvSource, types: readonly InferredType[]): string {
+function listLoadSelect(source: FieldSource, types: readonly InferredType[]): string {
   const groups = new Map<string, number[]>();
   for (const i of checkedColumns(types)) {
     const type = types[i] as InferredType;
@@ -176,7 +213,7 @@ function listLoadSelect(source: CsvSource, types: readonly InferredType[]): stri
   });
   const outer = types.map((_, i) => values.get(i) ?? sourceColumn(i));
   outer.push(`nullif(array_to_string(flatten([${misfits.join(', ')}]), ','), '')`);
-  return `SELECT ${outer.join(', ')} FROM (SELECT ${middle.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${readCsv(source)}))`;
+  return `SELECT ${outer.join(', ')} FROM (SELECT ${middle.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${readFields(source)}))`;
 }
 
 /** A part of an upload and its size. */
@@ -213,14 +250,23 @@ export class StagedLoad {
   /** The staging table became the target: nothing is left to drop. */
   private consumed = false;
   private readonly staging: string;
+  /** The typing options, once known (the JSON form names them anywhere in its body). */
+  private knownTyping: TypingOptions | undefined;
 
   constructor(
     private readonly database: Database,
     private readonly target: StagedLoadTarget,
     private readonly feed: PartFeed,
+    private readonly typing: Promise<TypingOptions>,
     onFailure: (error: Error) => void,
   ) {
     this.staging = `${STAGING_PREFIX}${target.jobId.toLowerCase()}`;
+    typing.then(
+      (known) => {
+        this.knownTyping = known;
+      },
+      () => undefined,
+    );
     this.result = database
       .dedicated((session) => this.run(session))
       .finally(() => {
@@ -252,8 +298,18 @@ export class StagedLoad {
     return qualifiedName(this.target.namespace, this.staging);
   }
 
-  private source(parts: readonly CsvPart[]): CsvSource {
-    return { parts, fieldCount: this.target.columnNames.length, lineEnd: this.feed.lineEnd() };
+  private get label(): string {
+    return this.target.format === 'csv' ? 'CSV' : 'NDJSON';
+  }
+
+  private source(parts: readonly CsvPart[]): FieldSource {
+    return {
+      format: this.target.format,
+      parts,
+      fieldCount: this.target.columnNames.length,
+      lineEnd: this.feed.lineEnd(),
+      pointers: this.target.pointers ?? [],
+    };
   }
 
   /** Between statements: an interrupt only reaches a statement that is running. */
@@ -283,51 +339,17 @@ export class StagedLoad {
       writer.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(namespace)}`),
     );
     const first = await this.feed.next(0);
-    const sample = first.slice(0, 1);
-    const all = Array.from({ length: this.target.columnNames.length }, (_, i) => i);
-    const loaded: CsvPart[] = [];
-    let types: InferredType[] = [];
     this.checkAbandoned();
     await session.run('BEGIN TRANSACTION');
     try {
-      const sampled = await this.step('infer', () =>
-        this.guard(session, sample, () => inferColumnTypes(session, this.source(sample), all)),
-      );
-      types = all.map((i) => sampled.get(i) as InferredType);
+      const inferred = await this.inferSample(session, first.slice(0, 1));
+      let types = this.withPinned(inferred, this.knownTyping);
       await this.create(session, types);
-      const firstBytes = first.reduce((sum, part) => sum + part.bytes, 0);
-      for (
-        let parts = [...first, ...(await this.feed.next(LOAD_BYTES - firstBytes))];
-        parts.length > 0;
-        parts = await this.feed.next(LOAD_BYTES)
-      ) {
-        this.checkAbandoned();
-        const megabytes = Math.round(parts.reduce((sum, part) => sum + part.bytes, 0) / 1e6);
-        await this.step(`load ${megabytes} MB`, () =>
-          this.guard(session, parts, () =>
-            session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(parts), types)}`),
-          ),
-        );
-        loaded.push(...parts);
-      }
+      const loaded = await this.loadParts(session, first, types);
       this.checkAbandoned();
-      const misfits = await this.misfitColumns(session, types);
-      if (misfits.length > 0) {
-        // The second pass, for the columns that need it: their types over every row.
-        const widened = await this.step(`widen ${misfits.length} columns`, () =>
-          this.guard(session, loaded, () => inferColumnTypes(session, this.source(loaded), misfits)),
-        );
-        types = types.map((type, i) => widened.get(i) ?? type);
-        await session.run(`DROP TABLE ${this.qualified}`);
-        await this.create(session, types);
-        await this.step('reload', () =>
-          this.guard(session, loaded, () =>
-            session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(loaded), types)}`),
-          ),
-        );
-        const still = await this.misfitColumns(session, types);
-        if (still.length > 0) throw new Error(`values of columns ${still.join(', ')} fit no inferred type`);
-      }
+      const typing = await this.typing;
+      types = await this.settleTypes(session, loaded, types, typing, inferred);
+      const widened = await this.typingReport(session, loaded, types, typing, inferred);
       if (checkedColumns(types).length > 0)
         await session.run(`ALTER TABLE ${this.qualified} DROP COLUMN ${MISFITS}`);
       const [row] = await session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${this.qualified}`);
@@ -338,8 +360,9 @@ export class StagedLoad {
         rowCount: Number(row?.n ?? 0),
         columns: this.target.columnNames.map((name, i) => ({
           name,
-          type: sqlType(types[i] as InferredType),
+          type: shownType(types[i] as InferredType),
         })),
+        widened,
       };
     } catch (error) {
       await session.run('ROLLBACK').catch(() => undefined);
@@ -353,6 +376,135 @@ export class StagedLoad {
       }
       throw error;
     }
+  }
+
+  /** The types of the sample, the first part: what the load starts with. */
+  private async inferSample(
+    session: Session,
+    sample: readonly CsvPart[],
+  ): Promise<Map<number, ColumnInference>> {
+    const all = Array.from({ length: this.target.columnNames.length }, (_, i) => i);
+    return this.step('infer', () =>
+      this.guard(session, sample, () => inferColumnTypes(session, this.source(sample), all)),
+    );
+  }
+
+  private withPinned(
+    inferred: Map<number, ColumnInference>,
+    typing: TypingOptions | undefined,
+  ): InferredType[] {
+    return this.target.columnNames.map(
+      (_, i) => typing?.pinned.get(i) ?? (inferred.get(i) as ColumnInference).type,
+    );
+  }
+
+  /** Loads the parts as they arrive, in statements of at least LOAD_BYTES; returns them all. */
+  private async loadParts(
+    session: Session,
+    first: LoadPart[],
+    types: readonly InferredType[],
+  ): Promise<CsvPart[]> {
+    const loaded: CsvPart[] = [];
+    const firstBytes = first.reduce((sum, part) => sum + part.bytes, 0);
+    for (
+      let parts = [...first, ...(await this.feed.next(LOAD_BYTES - firstBytes))];
+      parts.length > 0;
+      parts = await this.feed.next(LOAD_BYTES)
+    ) {
+      this.checkAbandoned();
+      const megabytes = Math.round(parts.reduce((sum, part) => sum + part.bytes, 0) / 1e6);
+      await this.step(`load ${megabytes} MB`, () => this.insertParts(session, parts, types));
+      loaded.push(...parts);
+    }
+    return loaded;
+  }
+
+  private insertParts(
+    session: Session,
+    parts: readonly CsvPart[],
+    types: readonly InferredType[],
+  ): Promise<void> {
+    return this.guard(session, parts, () =>
+      session.run(`INSERT INTO ${this.qualified} ${loadSelect(this.source(parts), types)}`),
+    );
+  }
+
+  /**
+   * The final types: the client's where it gave them (a reload when they came after the load
+   * began), and, for the columns with values that did not fit, the types of every row (the
+   * second pass). Values that do not fit a type the client gave are a 400.
+   */
+  private async settleTypes(
+    session: Session,
+    loaded: readonly CsvPart[],
+    loadedTypes: InferredType[],
+    typing: TypingOptions,
+    inferred: Map<number, ColumnInference>,
+  ): Promise<InferredType[]> {
+    let types = this.withPinned(inferred, typing);
+    const loadedMisfits = await this.misfitColumns(session, loadedTypes);
+    await this.refusePinnedMisfits(session, loaded, typing, loadedMisfits, loadedTypes);
+    const misfits = loadedMisfits.filter((i) => !typing.pinned.has(i));
+    if (misfits.length > 0) {
+      // The second pass, for the columns that need it: their types over every row.
+      const widened = await this.step(`widen ${misfits.length} columns`, () =>
+        this.guard(session, loaded, () => inferColumnTypes(session, this.source(loaded), misfits)),
+      );
+      for (const [i, inference] of widened) inferred.set(i, inference);
+      types = this.withPinned(inferred, typing);
+    }
+    if (types.some((type, i) => sqlType(type) !== sqlType(loadedTypes[i] as InferredType))) {
+      await session.run(`DROP TABLE ${this.qualified}`);
+      await this.create(session, types);
+      await this.step('reload', () => this.insertParts(session, loaded, types));
+      const still = await this.misfitColumns(session, types);
+      await this.refusePinnedMisfits(session, loaded, typing, still, types);
+      if (still.length > 0) throw new Error(`values of columns ${still.join(', ')} fit no inferred type`);
+    }
+    return types;
+  }
+
+  /** A 400 for the first value that does not fit a type the client gave, if the load found one. */
+  private async refusePinnedMisfits(
+    session: Session,
+    loaded: readonly CsvPart[],
+    typing: TypingOptions,
+    misfits: readonly number[],
+    loadedTypes: readonly InferredType[],
+  ): Promise<void> {
+    for (const i of misfits) {
+      const pinned = typing.pinned.get(i);
+      if (!pinned || sqlType(pinned) !== sqlType(loadedTypes[i] as InferredType)) continue;
+      const name = this.target.columnNames[i] as string;
+      const refusal = await pinnedMisfit(session, this.source(loaded), i, name, pinned, this.label);
+      if (refusal) throw refusal;
+    }
+  }
+
+  /** The widened columns; with `strict`, the first one refuses the upload. */
+  private async typingReport(
+    session: Session,
+    loaded: readonly CsvPart[],
+    types: readonly InferredType[],
+    typing: TypingOptions,
+    inferred: Map<number, ColumnInference>,
+  ): Promise<Widening[]> {
+    const candidates = types.flatMap((type, i) =>
+      type.kind === 'VARCHAR' && !typing.pinned.has(i) && isWideningCandidate(inferred.get(i)?.counts)
+        ? [i]
+        : [],
+    );
+    const widened = await this.step(`report ${candidates.length} columns`, () =>
+      findWidenings(
+        session,
+        this.source(loaded),
+        candidates.map((i) => ({ index: i, name: this.target.columnNames[i] as string })),
+      ),
+    );
+    widened.sort((a, b) => a.line - b.line);
+    const first = widened[0];
+    if (typing.strict && first) throw strictRefusal(first, this.label);
+    return widened;
   }
 
   private async create(session: Session, types: readonly InferredType[]): Promise<void> {

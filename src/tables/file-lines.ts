@@ -33,22 +33,55 @@ export async function lineAtByte(file: string, position: number): Promise<number
  * quoting): a blank line is no record, except in a one-column CSV, where it is a NULL row.
  */
 export async function lineOfCsvRecord(file: string, ordinal: number, fieldCount: number): Promise<number> {
+  const found = await recordsOfCsvPart(file, ordinal, fieldCount);
+  return found.line ?? found.lastLine;
+}
+
+/**
+ * The line of data record `ordinal` of a CSV file, or, when it holds fewer records, how many
+ * it holds (the caller looks in the next part of a body).
+ */
+export async function recordsOfCsvPart(
+  file: string,
+  ordinal: number,
+  fieldCount: number,
+): Promise<{ line: number | undefined; records: number; lastLine: number }> {
+  const found = await csvRecordLines(file, [ordinal], fieldCount);
+  return { line: found.get(ordinal), records: found.records, lastLine: found.lastLine };
+}
+
+/**
+ * The lines of data records `ordinals` (1-based, sorted or not) of a CSV file, in one scan; and
+ * how many records it holds, and the line its last record starts on.
+ */
+export async function csvRecordLines(
+  file: string,
+  ordinals: readonly number[],
+  fieldCount: number,
+): Promise<Map<number, number> & { records: number; lastLine: number }> {
+  const wanted = new Set(ordinals);
+  const found = new Map<number, number>();
+  const last = Math.max(0, ...ordinals);
   let seen = -1; // The header is record 0.
-  let found: number | undefined;
   const scanner = new CsvRecordScanner({
     format: 'csv',
     onRecord: (line, bytes) => {
       if (bytes === 0 && fieldCount > 1 && seen >= 0) return;
       seen++;
-      if (seen === ordinal && found === undefined) found = line;
+      if (wanted.has(seen) && !found.has(seen)) found.set(seen, line);
     },
   });
+  const done = () => Object.assign(found, { records: seen, lastLine: scanner.openRecordLine });
   for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) {
     scanner.scan(chunk as Buffer);
-    if (found !== undefined) return found;
+    if (found.size === wanted.size && seen >= last) return done();
   }
   // The last record, when the body does not end with a line end.
-  return found ?? scanner.openRecordLine;
+  if (scanner.openRecordBytes > 0) {
+    seen++;
+    if (wanted.has(seen) && !found.has(seen)) found.set(seen, scanner.openRecordLine);
+  }
+  return done();
 }
 
 /**

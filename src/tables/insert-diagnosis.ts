@@ -6,8 +6,8 @@ import { expectedValue, valueFits } from './column-values.js';
 import { csvField, NDJSON_LINE, ndjsonBlankLine, type Rejects } from './csv-dialect.js';
 import { describeCsvProblem, dropRejects, firstRejectedLine } from './csv-rejects.js';
 import { lineAtByte, lineOfCsvRecord } from './file-lines.js';
-import { type InsertPlan, planReader, stringList } from './insert-plan.js';
-import type { DeclaredColumn } from './table-schema.js';
+import { type InsertPlan, planReader, stringList, type ValueSource } from './insert-plan.js';
+import { readingParquet, readParquet } from './parquet-body.js';
 
 /**
  * Why an insert failed, found after the fact. The fast path converts every value in one
@@ -23,6 +23,7 @@ export async function diagnoseInsert(
   failure: StorageError,
 ): Promise<ApiError | undefined> {
   const context = { label: label(plan), fieldCount: plan.fieldCount };
+  if (plan.format === 'parquet') return readingParquet(() => findParquetValue(session, plan));
   try {
     const found =
       (await findUnreadableLine(session, plan)) ??
@@ -37,19 +38,18 @@ export async function diagnoseInsert(
     : undefined;
 }
 
-const label = (plan: InsertPlan) => (plan.format === 'csv' ? 'CSV' : 'NDJSON');
+const LABELS = { csv: 'CSV', ndjson: 'NDJSON', parquet: 'Parquet' } as const;
+const label = (plan: InsertPlan) => LABELS[plan.format];
 
 function shown(value: string): string {
   return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
 }
 
-function valueProblem(
-  plan: InsertPlan,
-  line: number,
-  column: DeclaredColumn,
-  value: string | null,
-): ApiError {
-  const where = `${label(plan)} line ${line}, column "${column.name}" (${column.type})`;
+function valueProblem(plan: InsertPlan, line: number, source: ValueSource, value: string | null): ApiError {
+  const { column } = source;
+  const where = `${label(plan)} ${plan.format === 'parquet' ? 'row' : 'line'} ${line}, column "${column.name}" (${column.type})`;
+  if (value === null && source.key)
+    return badRequest(`${where} has no value, and it is a key column: every row needs its key`);
   if (value === null) return badRequest(`${where} has no value, and the column is not nullable`);
   return badRequest(`${where}: ${shown(value)} does not fit; expected ${expectedValue(column)}`);
 }
@@ -84,7 +84,7 @@ function firstFailing(plan: InsertPlan, row: FailingRow, line: number): ApiError
   const index = row.fits.findIndex((fits) => fits !== true);
   const source = plan.sources[index];
   if (!source) return undefined;
-  return valueProblem(plan, line, source.column, row.texts[index] ?? null);
+  return valueProblem(plan, line, source, row.texts[index] ?? null);
 }
 
 async function findCsvValue(session: Session, plan: InsertPlan): Promise<ApiError | undefined> {
@@ -99,6 +99,19 @@ async function findCsvValue(session: Session, plan: InsertPlan): Promise<ApiErro
   if (!row) return undefined;
   const line = await lineOfCsvRecord(plan.file, Number(row.ordinal), plan.fieldCount);
   return firstFailing(plan, row, line);
+}
+
+/** The first row of a Parquet body with a value that does not fit its column (rows count from 1). */
+async function findParquetValue(session: Session, plan: InsertPlan): Promise<ApiError | undefined> {
+  if (plan.sources.length === 0) return undefined;
+  const fits = plan.sources.map((s) => valueFits(s.column, s.text));
+  const [row] = await session.all<FailingRow>(
+    `SELECT file_row_number + 1 AS ordinal, [${fits.join(', ')}] AS fits, [${plan.sources.map((s) => s.text).join(', ')}] AS texts
+       FROM ${readParquet(plan.file, true)}
+      WHERE NOT (${fits.join(' AND ')})
+      ORDER BY file_row_number LIMIT 1`,
+  );
+  return row ? firstFailing(plan, row, Number(row.ordinal)) : undefined;
 }
 
 interface FailingLine extends FailingRow {

@@ -8,6 +8,7 @@ import {
   readCsv,
   readNdjsonLines,
 } from './csv-dialect.js';
+import { type ParquetColumn, parquetText, readParquet } from './parquet-body.js';
 import type { DeclaredColumn } from './table-schema.js';
 
 /**
@@ -16,12 +17,14 @@ import type { DeclaredColumn } from './table-schema.js';
  * from one plan, so they can never disagree about where a value comes from.
  */
 
-export type InsertFormat = 'csv' | 'ndjson';
+export type InsertFormat = 'csv' | 'ndjson' | 'parquet';
 
 export interface ValueSource {
   column: DeclaredColumn;
   /** SQL expression of the value's text, over the reader's row. */
   text: string;
+  /** A column an upsert matches rows on: it must have a value in every row. */
+  key?: boolean;
 }
 
 export interface InsertPlan {
@@ -29,7 +32,7 @@ export interface InsertPlan {
   file: string;
   /** The body as DuckDB's reader reads it (csv-dialect.ts). */
   source: CsvSource;
-  /** CSV: fields per record (the header's). NDJSON: 1 (the line). */
+  /** CSV: fields per record (the header's). NDJSON: 1 (the line). Parquet: its columns. */
   fieldCount: number;
   /** In the table's column order; columns the body does not give are absent. */
   sources: ValueSource[];
@@ -51,41 +54,60 @@ function listNames(names: readonly string[]): string {
 }
 
 /**
- * A CSV header names columns of the table, in any order, each once; an omitted column
- * must be nullable (it is NULL in every inserted row).
+ * The body's column names (a CSV header, a Parquet schema) name columns of the table, in any
+ * order, each once; an omitted column must be nullable (it is NULL in every inserted row).
+ * Returns where each of the table's columns is among the body's.
  */
+function matchColumns(
+  where: string,
+  names: readonly string[],
+  columns: readonly DeclaredColumn[],
+): Map<string, number> {
+  const position = new Map<string, number>();
+  const repeated = new Set<string>();
+  names.forEach((name, i) => {
+    if (position.has(name)) repeated.add(name);
+    else position.set(name, i);
+  });
+  if (repeated.size > 0) {
+    throw badRequest(`${where} names ${listNames([...repeated])} more than once`);
+  }
+  const known = new Set(columns.map((c) => c.name));
+  const unknown = names.filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw badRequest(
+      `${where} names unknown column${unknown.length > 1 ? 's' : ''} ${listNames(unknown)}; the table's columns are ${columns.map((c) => c.name).join(', ')}`,
+    );
+  }
+  const missing = columns.filter((c) => !c.nullable && !position.has(c.name));
+  if (missing.length > 0) {
+    throw badRequest(
+      `${where} does not name ${listNames(missing.map((c) => c.name))}, which ${missing.length > 1 ? 'are' : 'is'} not nullable`,
+    );
+  }
+  return position;
+}
+
+function sourcesAt(
+  columns: readonly DeclaredColumn[],
+  position: Map<string, number>,
+  text: (at: number) => string,
+): ValueSource[] {
+  return columns.flatMap((column) => {
+    const at = position.get(column.name);
+    return at === undefined ? [] : [{ column, text: text(at) }];
+  });
+}
+
+/** A CSV's header names the columns it gives. */
 export function csvPlan(
   file: string,
   lineEnd: LineEnd,
   header: readonly string[],
   columns: readonly DeclaredColumn[],
 ): InsertPlan {
-  const position = new Map<string, number>();
-  const repeated = new Set<string>();
-  header.forEach((name, i) => {
-    if (position.has(name)) repeated.add(name);
-    else position.set(name, i);
-  });
-  if (repeated.size > 0) {
-    throw badRequest(`CSV line 1 (the header) names ${listNames([...repeated])} more than once`);
-  }
-  const known = new Set(columns.map((c) => c.name));
-  const unknown = header.filter((name) => !known.has(name));
-  if (unknown.length > 0) {
-    throw badRequest(
-      `CSV line 1 (the header) names unknown column${unknown.length > 1 ? 's' : ''} ${listNames(unknown)}; the table's columns are ${columns.map((c) => c.name).join(', ')}`,
-    );
-  }
-  const missing = columns.filter((c) => !c.nullable && !position.has(c.name));
-  if (missing.length > 0) {
-    throw badRequest(
-      `CSV line 1 (the header) does not name ${listNames(missing.map((c) => c.name))}, which ${missing.length > 1 ? 'are' : 'is'} not nullable`,
-    );
-  }
-  const sources = columns.flatMap((column) => {
-    const at = position.get(column.name);
-    return at === undefined ? [] : [{ column, text: csvField(at) }];
-  });
+  const position = matchColumns('CSV line 1 (the header)', header, columns);
+  const sources = sourcesAt(columns, position, csvField);
   return {
     format: 'csv',
     file,
@@ -138,8 +160,33 @@ export function ndjsonPlan(file: string, columns: readonly DeclaredColumn[]): In
   };
 }
 
+/** A Parquet file's schema names the columns it gives; its values are read as text (parquetText). */
+export function parquetPlan(
+  file: string,
+  body: readonly ParquetColumn[],
+  columns: readonly DeclaredColumn[],
+): InsertPlan {
+  const position = matchColumns(
+    'the Parquet schema',
+    body.map((c) => c.name),
+    columns,
+  );
+  const sources = sourcesAt(columns, position, (at) => parquetText(body[at] as ParquetColumn));
+  return {
+    format: 'parquet',
+    file,
+    source: { parts: [{ file, firstLine: 1 }], fieldCount: body.length, lineEnd: 'lf' },
+    fieldCount: body.length,
+    sources,
+    pointers: [],
+    valuesName: NDJSON_VALUES,
+    textColumns: '',
+  };
+}
+
 /** The reader of the plan's body; with `rejects`, faulty lines are recorded instead. */
 export function planReader(plan: InsertPlan, rejects?: { table: string; scan: string }): string {
+  if (plan.format === 'parquet') return readParquet(plan.file);
   return plan.format === 'csv' ? readCsv(plan.source, rejects) : readNdjsonLines(plan.source.parts, rejects);
 }
 

@@ -7,7 +7,7 @@ import type { LineEnd } from './csv-dialect.js';
 import { CsvRecordScanner } from './csv-record-scanner.js';
 
 /**
- * Streams a raw request body (an insert's CSV or NDJSON) to a temporary file, so DuckDB's
+ * Streams a raw request body (an insert's CSV, NDJSON or Parquet) to a temporary file, so DuckDB's
  * reader can take it from disk and the body is never held whole in memory.
  */
 
@@ -77,10 +77,12 @@ export async function receiveBody(
   body: Readable,
   tmpDir: string,
   maxBytes: number,
-  format: 'csv' | 'ndjson',
+  format: 'csv' | 'ndjson' | 'parquet',
 ): Promise<ReceivedBody> {
   await fs.mkdir(tmpDir, { recursive: true });
   const file = path.join(tmpDir, `insert-${ulid()}`);
+  // A Parquet file is binary: DuckDB's reader checks it (parquet-body.ts).
+  if (format === 'parquet') return { file, bytes: await bodyToFile(body, file, maxBytes), lineEnd: 'lf' };
   const scan = new ScanRecords(format);
   const transforms = format === 'ndjson' ? [new DropCarriageReturns(), scan] : [scan];
   const bytes = await bodyToFile(body, file, maxBytes, transforms);

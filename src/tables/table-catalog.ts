@@ -19,6 +19,14 @@ export interface TableRecord {
   sizeBytes: number;
   /** The schema a created table was declared with; undefined for uploads. */
   declaredColumns?: DeclaredColumn[];
+  /** The columns upserts match rows on, when declared at create. */
+  keyColumns?: string[];
+  /** The current version's number (table-versions.ts); undefined: 1. */
+  version?: number;
+  /** The operation that made the current version, when known. */
+  madeBy?: string;
+  /** The highest version number given so far. */
+  versionsMade?: number;
 }
 
 export interface TableColumn {
@@ -41,6 +49,10 @@ interface TableRow {
   row_count: bigint;
   size_bytes: bigint;
   declared_columns: string | null;
+  key_columns: string | null;
+  version: bigint | null;
+  made_by: string | null;
+  versions_made: bigint | null;
 }
 
 function fromRow(row: TableRow): TableRecord {
@@ -56,6 +68,10 @@ function fromRow(row: TableRow): TableRecord {
     ...(row.declared_columns
       ? { declaredColumns: JSON.parse(row.declared_columns) as DeclaredColumn[] }
       : {}),
+    ...(row.key_columns ? { keyColumns: JSON.parse(row.key_columns) as string[] } : {}),
+    ...(row.version === null ? {} : { version: Number(row.version) }),
+    ...(row.made_by === null ? {} : { madeBy: row.made_by }),
+    ...(row.versions_made === null ? {} : { versionsMade: Number(row.versions_made) }),
   };
 }
 
@@ -75,24 +91,33 @@ export async function findTable(
   return rows[0] ? fromRow(rows[0]) : undefined;
 }
 
-/** Inserts or replaces the record; `createdAt` survives a replace. */
+/** Inserts or replaces the record; `createdAt` and the version numbers survive a replace. */
 export async function saveTable(session: Session, record: Omit<TableRecord, 'createdAt'>): Promise<void> {
   const existing = await findTable(session, record.namespace, record.tableName);
   await session.run(`DELETE FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ? AND table_name = ?`, [
     record.namespace,
     record.tableName,
   ]);
-  await session.run(`INSERT INTO ${SERVICE_SCHEMA}.tables VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-    record.namespace,
-    record.tableName,
-    record.description,
-    record.isPrivate,
-    (existing?.createdAt ?? record.updatedAt).toISOString(),
-    record.updatedAt.toISOString(),
-    record.rowCount,
-    record.sizeBytes,
-    record.declaredColumns ? JSON.stringify(record.declaredColumns) : null,
-  ]);
+  await session.run(
+    `INSERT INTO ${SERVICE_SCHEMA}.tables (namespace, table_name, description, is_private, created_at, updated_at,
+       row_count, size_bytes, declared_columns, key_columns, version, made_by, versions_made)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      record.namespace,
+      record.tableName,
+      record.description,
+      record.isPrivate,
+      (existing?.createdAt ?? record.updatedAt).toISOString(),
+      record.updatedAt.toISOString(),
+      record.rowCount,
+      record.sizeBytes,
+      record.declaredColumns ? JSON.stringify(record.declaredColumns) : null,
+      record.keyColumns ? JSON.stringify(record.keyColumns) : null,
+      record.version ?? existing?.version ?? null,
+      record.madeBy ?? existing?.madeBy ?? null,
+      record.versionsMade ?? existing?.versionsMade ?? null,
+    ],
+  );
 }
 
 /** Counts of an append, in the transaction that appended. */
@@ -105,6 +130,19 @@ export async function recordRowsAdded(
     `UPDATE ${SERVICE_SCHEMA}.tables SET row_count = row_count + ?, size_bytes = size_bytes + ?, updated_at = ?
       WHERE namespace = ? AND table_name = ?`,
     [added.rows, added.bytes, added.at.toISOString(), table.namespace, table.tableName],
+  );
+}
+
+/** Counts after rows were replaced or deleted, in the transaction that changed them. */
+export async function recordRowsChanged(
+  session: Session,
+  table: { namespace: string; tableName: string },
+  changed: { rowCount: number; sizeBytes: number; at: Date },
+): Promise<void> {
+  await session.run(
+    `UPDATE ${SERVICE_SCHEMA}.tables SET row_count = ?, size_bytes = ?, updated_at = ?
+      WHERE namespace = ? AND table_name = ?`,
+    [changed.rowCount, changed.sizeBytes, changed.at.toISOString(), table.namespace, table.tableName],
   );
 }
 
@@ -131,6 +169,19 @@ export async function removeTable(session: Session, namespace: string, tableName
 function visibility(viewer: Account): { sql: string; params: string[] } {
   if (viewer.admin) return { sql: 'true', params: [] };
   return { sql: '(NOT t.is_private OR t.namespace = ?)', params: [viewer.handle] };
+}
+
+/** The names of every table `viewer` may see, for "did you mean" (queries/name-suggestions.ts). */
+export async function visibleTables(
+  session: Session,
+  viewer: Account,
+): Promise<{ namespace: string; table: string }[]> {
+  const visible = visibility(viewer);
+  const rows = await session.all<{ namespace: string; table_name: string }>(
+    `SELECT t.namespace, t.table_name FROM ${SERVICE_SCHEMA}.tables t WHERE ${visible.sql}`,
+    visible.params,
+  );
+  return rows.map((row) => ({ namespace: row.namespace, table: row.table_name }));
 }
 
 export async function listTables(

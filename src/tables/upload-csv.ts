@@ -1,41 +1,22 @@
-import fs from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { ulid } from 'ulid';
-import type { Account } from '../auth/account.js';
-import { badRequest, forbidden } from '../errors.js';
+import { badRequest } from '../errors.js';
 import type { Database } from '../storage/database.js';
-import { qualifiedName, quoteIdentifier } from '../storage/sql.js';
-import { InterruptedError } from '../storage/storage-error.js';
-import { ClientGoneError, receiveInto } from './body-to-file.js';
+import { receiveInto } from './body-to-file.js';
 import type { LineEnd } from './csv-dialect.js';
-import { type LoadedColumn, type PartFeed, StagedLoad } from './csv-loader.js';
-import { saveTable } from './table-catalog.js';
-import { uploadedTableName, validateTableName } from './table-name.js';
+import { type PartFeed, StagedLoad, type TypingOptions } from './csv-loader.js';
 import { UploadBodyDecoder } from './upload-body-decoder.js';
+import { pinnedTypes, type UploadOptions, uploadOptionsFromFields } from './upload-options.js';
 import { partsFolder, type UploadPart, UploadParts } from './upload-parts.js';
+import { discardUpload, type ReceivedUpload } from './upload-store.js';
 
 /**
- * The CSV upload operation (spec §4.1). The JSON body streams through the decoder into
- * parts on disk (upload-parts.ts); the first part gives the column types, and the parts are
- * loaded into a staging table in statements of about 32 MB as they are written
- * (csv-loader.ts), so the load runs while the rest arrives. Once all is loaded, one write transaction renames the staging
- * table over the target and records it: readers see the old table or the new one, and any
- * failure leaves the old one.
+ * Receiving a CSV upload (spec §4.1), in the JSON form or as the CSV itself (`text/csv`).
+ * The body streams (through the JSON decoder for the JSON form) into parts on disk
+ * (upload-parts.ts); the first part gives the column types, and the parts are loaded into a
+ * staging table in statements of about 32 MB as they are written (csv-loader.ts), so the load
+ * runs while the rest arrives. upload-store.ts then renames the staging table over the target.
  */
-
-export interface ReceivedUpload {
-  /** The folder of the CSV's parts; the caller removes it with `discardUpload`. */
-  dir: string;
-  fields: Map<string, unknown>;
-  hasData: boolean;
-  /** Bytes of CSV, as decoded from `data`. */
-  dataBytes: number;
-  /** Bytes of CSV stored: trailing blank lines not counted. */
-  csvBytes: number;
-  /** The header's names; undefined for an empty CSV. */
-  columns: string[] | undefined;
-  load: StagedLoad | undefined;
-}
 
 /** The parts as the loader takes them: whatever has arrived since it last asked. */
 class PartQueue implements PartFeed {
@@ -78,128 +59,95 @@ class PartQueue implements PartFeed {
   }
 }
 
+/** A promise settled from outside, for options that arrive with (or after) the data. */
+function deferred<T>(): {
+  promise: Promise<T>;
+  resolve: (value: T) => void;
+  reject: (error: unknown) => void;
+} {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Settled with an error when the upload fails; whoever still waits hears of it.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+export interface ReceivedCsvUpload extends ReceivedUpload {
+  options: UploadOptions;
+  /** Bytes of CSV, as decoded (JSON form) or sent. */
+  dataBytes: number;
+}
+
 /**
- * Receives an upload's body: decodes it to CSV parts on disk and starts loading them into a
- * staging table of `namespace` as they come. The body stream itself is never destroyed here:
- * after an early error the HTTP layer still has to answer on its connection.
+ * Receives a CSV upload's body: decodes it (JSON form) to CSV parts on disk and starts loading
+ * them into a staging table of `namespace` as they come. `options` are the query's for a
+ * body that is the CSV itself, undefined for the JSON form, whose fields carry them. The body
+ * stream itself is never destroyed here: after an early error the HTTP layer still has to
+ * answer on its connection.
  */
-export async function receiveUpload(
+export async function receiveCsvUpload(
   body: Readable,
   tmpDir: string,
   maxBytes: number,
   database: Database,
   namespace: string,
-): Promise<ReceivedUpload> {
+  options: UploadOptions | undefined,
+): Promise<ReceivedCsvUpload> {
   const id = ulid();
   const dir = await partsFolder(tmpDir, id);
-  const decoder = new UploadBodyDecoder();
+  const decoder = options ? undefined : new UploadBodyDecoder();
   const parts = new UploadParts(dir);
   const queue = new PartQueue(() => parts.lineEnd);
+  const known = deferred<UploadOptions>();
+  if (options) known.resolve(options);
   let load: StagedLoad | undefined;
   parts.events.on('part', (part) => {
     queue.push(part);
     if (load || !parts.columns) return;
-    load = new StagedLoad(database, { namespace, jobId: id, columnNames: parts.columns }, queue, (error) =>
-      parts.stop(error),
-    );
+    const columns = parts.columns;
+    const typing: Promise<TypingOptions> = known.promise.then((o) => ({
+      pinned: pinnedTypes(o.types, columns),
+      strict: o.strict,
+    }));
+    const target = { namespace, jobId: id, columnNames: columns, format: 'csv' as const };
+    load = new StagedLoad(database, target, queue, typing, (error) => parts.stop(error));
   });
+  let dataBytes: number;
   try {
-    await receiveInto(body, maxBytes, [decoder, parts]);
+    const transforms: Transform[] = decoder ? [decoder] : [];
+    dataBytes = await receiveInto(body, maxBytes, [...transforms, parts]);
     queue.end();
   } catch (error) {
     queue.fail(error as Error);
+    known.reject(error);
     await discardUpload({ dir, load });
     throw error;
   }
-  const decoded = decoder.result;
-  if (!decoded) {
-    await discardUpload({ dir, load });
-    throw badRequest('malformed JSON body: the body ended early');
-  }
-  return { dir, ...decoded, csvBytes: parts.bytes, columns: parts.columns, load };
-}
-
-/** Stops an upload's load and removes everything it left: parts, staging table. */
-export async function discardUpload(received: Pick<ReceivedUpload, 'dir' | 'load'>): Promise<void> {
-  const { load } = received;
-  if (load) {
-    load.abandon();
-    if (await load.result.catch(() => undefined)) await load.drop();
-  }
-  await fs.rm(received.dir, { recursive: true, force: true });
-}
-
-interface UploadFields {
-  tableName: string;
-  description: string;
-  isPrivate: boolean;
-}
-
-function readFields(received: ReceivedUpload): UploadFields {
-  const { fields } = received;
-  if (!received.hasData) throw badRequest('field "data" is required: the CSV text, header line first');
-  if (!fields.has('table_name')) throw badRequest('field "table_name" is required');
-  const tableName = validateTableName(fields.get('table_name'));
-  const description = fields.get('description') ?? '';
-  if (typeof description !== 'string') throw badRequest('field "description" must be a string');
-  const isPrivate = fields.get('is_private') ?? false;
-  if (typeof isPrivate !== 'boolean') throw badRequest('field "is_private" must be true or false');
-  return { tableName, description, isPrivate };
-}
-
-export interface StoredUpload {
-  tableName: string;
-  rowCount: number;
-  columns: LoadedColumn[];
-  /** The load's steps, for the log (StagedTable.steps). */
-  steps: string;
-}
-
-/**
- * Stores a received upload as `<handle>.dataset_<table_name>`, once its load has finished.
- * `gone` aborts when the client leaves before the answer: the load is interrupted and
- * nothing is stored.
- */
-export async function storeUpload(
-  database: Database,
-  account: Account,
-  received: ReceivedUpload,
-  gone?: AbortSignal,
-): Promise<StoredUpload> {
-  const fields = readFields(received);
-  if (fields.isPrivate && account.plan !== 'premium') {
-    throw forbidden('private tables need a premium plan; upload with "is_private": false or upgrade the key');
-  }
-  const { load } = received;
-  if (!received.columns || !load)
-    throw badRequest('field "data" is empty: it must hold a CSV with a header line');
-  const abandon = () => load.abandon();
-  gone?.addEventListener('abort', abandon);
-  let staged: Awaited<StagedLoad['result']>;
   try {
-    if (gone?.aborted) abandon();
-    staged = await load.result;
+    const settled = options ?? fromJsonBody(decoder as UploadBodyDecoder);
+    known.resolve(settled);
+    return {
+      dir,
+      bytes: parts.bytes,
+      load,
+      emptyMessage: `${options ? 'the body' : 'field "data"'} is empty: it must hold a CSV with a header line`,
+      options: settled,
+      dataBytes: decoder?.result?.dataBytes ?? dataBytes,
+    };
   } catch (error) {
-    if (error instanceof InterruptedError && gone?.aborted) throw new ClientGoneError();
+    known.reject(error);
+    await discardUpload({ dir, load });
     throw error;
-  } finally {
-    gone?.removeEventListener('abort', abandon);
   }
-  const namespace = account.handle;
-  const tableName = uploadedTableName(fields.tableName);
-  await database.write(async (session) => {
-    await session.run(`DROP TABLE IF EXISTS ${qualifiedName(namespace, tableName)}`);
-    await session.run(`ALTER TABLE ${load.qualified} RENAME TO ${quoteIdentifier(tableName)}`);
-    await saveTable(session, {
-      namespace,
-      tableName,
-      description: fields.description,
-      isPrivate: fields.isPrivate,
-      updatedAt: new Date(),
-      rowCount: staged.rowCount,
-      sizeBytes: received.csvBytes,
-    });
-  });
-  load.renamed();
-  return { tableName, rowCount: staged.rowCount, columns: staged.columns, steps: staged.steps };
+}
+
+function fromJsonBody(decoder: UploadBodyDecoder): UploadOptions {
+  const decoded = decoder.result;
+  if (!decoded) throw badRequest('malformed JSON body: the body ended early');
+  if (!decoded.hasData) throw badRequest('field "data" is required: the CSV text, header line first');
+  return uploadOptionsFromFields(decoded.fields);
 }

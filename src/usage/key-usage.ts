@@ -4,11 +4,12 @@ import type { Executions } from '../executions/executions.js';
 import type { Queries } from '../queries/queries.js';
 import type { Database } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
+import { namespaceStorageBytes } from '../tables/table-storage.js';
 
 /**
  * A key's usage as Dune's `POST /v1/usage` answers it, from what the key really keeps here:
  * `bytes_used` is its tables' bytes (uploaded, created, materialized views: `table_size_bytes`)
- * plus its kept results as RESULT_STORAGE_PER_KEY counts them (JSON bytes + 16 KiB each,
+ * and their kept versions (DuckDB's storage of each, table-storage.ts), plus its kept results as RESULT_STORAGE_PER_KEY counts them (JSON bytes + 16 KiB each,
  * executions/key-quotas.ts); `bytes_allowed` is RESULT_STORAGE_PER_KEY, the one storage quota a
  * key has (tables have none of their own, so `bytes_used` may pass it). This service bills no
  * credits: each billing period (a calendar month, UTC) says 0 used of 0 included.
@@ -102,16 +103,21 @@ export async function keyUsage(
   request: UsageRequest,
 ): Promise<Usage> {
   const periods = billingPeriods(request);
-  const [row] = await deps.database.read((s) =>
-    s.all<{ bytes: bigint | null }>(
+  const { tables, versions } = await deps.database.read(async (s) => {
+    const [row] = await s.all<{ bytes: bigint | null }>(
       `SELECT sum(size_bytes)::BIGINT AS bytes FROM ${SERVICE_SCHEMA}.tables WHERE namespace = ?`,
       [account.handle],
-    ),
-  );
+    );
+    // The tables' kept versions (undo) count too (issue 24).
+    return {
+      tables: Number(row?.bytes ?? 0),
+      versions: (await namespaceStorageBytes(s, account.handle)).versions,
+    };
+  });
   return {
     private_queries: await deps.queries.store.countPrivate(account.handle),
     private_dashboards: 0,
-    bytes_used: Number(row?.bytes ?? 0) + deps.executions.resultBytesOf(account.handle),
+    bytes_used: tables + versions + deps.executions.resultBytesOf(account.handle),
     bytes_allowed: deps.bytesAllowed,
     billing_periods: periods,
   };

@@ -137,7 +137,11 @@ describe('the single executable file', () => {
       headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify({ table_name: 'prices', data: 'day,token,price\n2024-01-01,stETH,2301.5\n' }),
     });
-    expect(await uploaded.json()).toEqual({ success: true, table_name: 'dataset_prices' });
+    expect(await uploaded.json()).toMatchObject({
+      success: true,
+      table_name: 'dataset_prices',
+      row_count: 1,
+    });
     const tables = (await (await fetch(`${url}/v1/tables`, { headers })).json()) as {
       tables: { full_name: string; row_count: number }[];
     };

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, spawnService } from '../support/child-service.js';
@@ -34,10 +35,15 @@ describe('serve', () => {
     const dataDir = freshDir();
     const service = await spawnService(dataDir, { API_KEYS: '', DEMO_DATA: 'on' });
     await new Promise((r) => setTimeout(r, 200));
-    const key = /Created a local API key \(handle "local", premium, admin\): (sk_\S+)/.exec(
-      service.output(),
-    )?.[1];
-    expect(key).toBeDefined();
+    // The start-up lines end with the key, alone on its line.
+    const startup = service.output().split('\n');
+    const created = startup.findIndex((line) =>
+      line.startsWith('Created a local API key (handle "local", premium, admin), saved in'),
+    );
+    expect(created).toBeGreaterThan(startup.findIndex((line) => line.startsWith('Workspace: ')));
+    expect(startup[created]).toMatch(/; send it in the X-Service-Api-Key header:$/);
+    const key = startup[created + 2];
+    expect(key).toMatch(/^sk_\S+$/);
     expect(fs.readFileSync(path.join(dataDir, 'dev-api-key.txt'), 'utf8').trim()).toBe(key);
     const account = await fetch(`${service.url}/v1/account`, { headers: { 'x-service-api-key': key ?? '' } });
     expect(await account.json()).toEqual({ handle: 'local', plan: 'premium', admin: true });
@@ -59,7 +65,9 @@ describe('serve', () => {
     const again = await spawnService(dataDir, { API_KEYS: '' });
     expect(again.output()).not.toContain('Created a local API key');
     await new Promise((r) => setTimeout(r, 200));
-    expect(again.output()).toContain(`Local API key: ${key}`);
+    expect(again.output()).toMatch(
+      new RegExp(`The local API key \\(handle "local", premium, admin\\), from .*\\n.*\\n${key}\\n`),
+    );
     again.process.kill('SIGTERM');
     expect(await again.exited).toBe(0);
   });
@@ -75,6 +83,21 @@ describe('serve', () => {
     if (response) expect(response.status).toBe(200);
     expect(await service.exited).toBe(0);
     expect(service.output()).not.toMatch(/error/i);
+  });
+
+  it('on a taken port, says so and how to choose another, with exit code 4', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const { code, output } = await exitOf(['serve', '--port', String(port)], { DATA_DIR: freshDir() });
+      expect(code).toBe(4);
+      expect(output).toContain(
+        `error: port ${port} on 127.0.0.1 is already in use by another program (another server?); choose another with --port 9000 or PORT=9000 (0 takes any free port)`,
+      );
+    } finally {
+      taken.close();
+    }
   });
 
   it('refuses to start when another process holds the database', async () => {

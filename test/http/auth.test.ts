@@ -5,6 +5,12 @@ import { KeyStore } from '../../src/auth/key-store.js';
 import { runProgram } from '../../src/cli/program.js';
 import { KEYS, startTestService, type TestService } from '../support/service.js';
 
+/** The two 401s: no key at all, and a key of no account (issue 24: each says where a key goes). */
+const MISSING =
+  'missing API key: send it in the X-Service-Api-Key header (X-Dune-Api-Key and ?api_key= work too); a first start prints a local key and saves it in DATA_DIR/dev-api-key.txt';
+const INVALID =
+  'invalid API Key: the key in the X-Service-Api-Key header is not a key of this service; send a key made by `keys create` (or the local key printed at start) in the X-Service-Api-Key header';
+
 let service: TestService;
 
 beforeAll(async () => {
@@ -40,17 +46,25 @@ describe('authentication', () => {
     expect(viaQuery.body).toEqual({ handle: 'bob', plan: 'premium', admin: false });
   });
 
-  it('answers 401 {"error":"invalid API Key"} for a missing, unknown or empty key', async () => {
-    for (const init of [
-      { key: null },
-      { key: 'wrong-key-123456' },
-      { key: '' },
-      { key: 'x'.repeat(10_000) },
-    ]) {
+  it('answers 401 for a missing or empty key and for an unknown one, each saying where a key goes', async () => {
+    for (const [init, error] of [
+      [{ key: null }, MISSING],
+      [{ key: '' }, MISSING],
+      [{ key: 'wrong-key-123456' }, INVALID],
+      [{ key: 'x'.repeat(10_000) }, INVALID],
+      [
+        { key: null, headers: { 'X-Dune-Api-Key': 'wrong-key-123456' } },
+        INVALID.replace('X-Service-Api-Key header is not', 'X-Dune-Api-Key header is not'),
+      ],
+    ] as const) {
       const { status, body } = await service.json('/v1/account', init);
       expect(status).toBe(401);
-      expect(body).toEqual({ error: 'invalid API Key' });
+      expect(body).toEqual({ error: error });
     }
+    const viaQuery = await service.json('/v1/account?api_key=wrong-key-123456', { key: null });
+    expect(viaQuery.body).toEqual({
+      error: INVALID.replace('the X-Service-Api-Key header is not', 'the api_key query parameter is not'),
+    });
   });
 
   it('a repeated api_key parameter is not a key', async () => {

@@ -510,7 +510,7 @@ describe('insert: content types, targets and sizes', () => {
       const answer = await calls.insert(KEYS.alice, table, 'id\n1\n', type);
       expect(answer.status, String(type)).toBe(415);
       expect(answer.body.error).toMatch(
-        /^Content-Type must be text\/csv or application\/x-ndjson \(UTF-8\), got /,
+        /^Content-Type must be text\/csv or application\/x-ndjson \(UTF-8\), or application\/vnd\.apache\.parquet, got /,
       );
     }
     expect((await calls.insert(KEYS.alice, table, 'id\n1\n', 'text/csv; charset=UTF-8')).status).toBe(200);

@@ -55,7 +55,17 @@ describe('POST /v1/table/upload/csv', () => {
       data: 'id,name\n1,one\n2,two\n',
     });
     expect(status).toBe(200);
-    expect(body).toEqual({ success: true, table_name: 'dataset_first' });
+    // Dune's fields first (what both official clients read), then what was stored.
+    expect(body).toEqual({
+      success: true,
+      table_name: 'dataset_first',
+      row_count: 2,
+      columns: [
+        { name: 'id', type: 'bigint' },
+        { name: 'name', type: 'varchar' },
+      ],
+      widened: [],
+    });
     const table = await stored('alice', 'dataset_first');
     expect(table?.rows).toEqual([
       { id: 1n, name: 'one' },
@@ -189,14 +199,17 @@ describe('POST /v1/table/upload/csv', () => {
     expect(premium.status).toBe(200);
   });
 
-  it('refuses a missing or unknown key with 401 {"error":"invalid API Key"}', async () => {
-    for (const key of [null, 'not-a-key']) {
+  it('refuses a missing or unknown key with 401', async () => {
+    for (const [key, error] of [
+      [null, /^missing API key: send it in the X-Service-Api-Key header/],
+      ['not-a-key', /^invalid API Key: the key in the X-Service-Api-Key header is not a key of this service/],
+    ] as const) {
       const { status, body } = await service.json('/v1/table/upload/csv', {
         ...uploadBody({ table_name: 'nokey', data: 'a\n1\n' }),
         key,
       });
       expect(status).toBe(401);
-      expect(body).toEqual({ error: 'invalid API Key' });
+      expect(body).toEqual({ error: expect.stringMatching(error) });
     }
     expect(await stored('alice', 'dataset_nokey')).toBeUndefined();
   });

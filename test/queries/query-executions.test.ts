@@ -187,10 +187,15 @@ describe('ad-hoc SQL', () => {
     }
   });
 
-  it('ends FAILED with DuckDB’s message on an overflow or a bad cast', async () => {
+  it('ends FAILED with DuckDB’s message on an overflow, a bad cast, a misspelt column', async () => {
     for (const [sql, message] of [
       ['SELECT 9223372036854775807::BIGINT + 1 AS x', /Overflow in addition of INT64/],
       ["SELECT 'abc'::INTEGER AS x", /Conversion Error: Could not convert string 'abc' to INT32/],
+      // A misspelt column: the binder's candidates, from the tables the query itself reads.
+      [
+        'SELECT prise FROM dataset_prices',
+        /Referenced column "prise" not found.* Did you mean "(dataset_prices\.)?price"/,
+      ],
     ] as const) {
       const status = await finished(service, await executeSql(service, sql));
       expect(status.state).toBe('QUERY_STATE_FAILED');

@@ -155,7 +155,7 @@ describe('GET /v1/execution/{id}/results/parquet', () => {
       expect(await service.json(`${urlPath}/parquet`)).toEqual(json);
     }
     const anonymous = await service.json<{ error: string }>(base, { key: null });
-    expect(anonymous).toEqual({ status: 401, body: { error: 'invalid API Key' } });
+    expect(anonymous).toEqual({ status: 401, body: { error: expect.stringMatching(/^missing API key: /) } });
     const post = await service.json<{ error: string }>(base, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(fs.readdirSync(path.join(service.dataDir, 'tmp')).filter((f) => f.endsWith('.parquet'))).toEqual(

@@ -1,6 +1,7 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
-import { runPython } from './support/python-client.js';
+import { CLIENT_PATH, checkClientPath, runPython } from './support/python-client.js';
 
 /**
  * The official Python client (`dune-client`), unmodified, against the listening server: its
@@ -235,5 +236,14 @@ print(json.dumps(out))
       csv: 'n\n0\n1\n2\n',
       cancelled: true,
     });
+  });
+});
+
+describe('where the client is expected', () => {
+  it('says where, when ../shared/clients/python is absent', () => {
+    expect(() => checkClientPath(path.join(CLIENT_PATH, 'nowhere'))).toThrow(
+      /the official Python client is expected in .*nowhere \(\.\.\/shared\/clients\/python beside this checkout\)/,
+    );
+    expect(() => checkClientPath(CLIENT_PATH)).not.toThrow();
   });
 });

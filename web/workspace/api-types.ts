@@ -119,6 +119,23 @@ export const STATES = {
   expired: 'QUERY_STATE_EXPIRED',
 } as const;
 
+/** POST /v1/table/upload/csv's answer. */
+export interface UploadAnswer {
+  success: boolean;
+  table_name: string;
+  dry_run?: boolean;
+  row_count: number;
+  columns: { name: string; type: string }[];
+  widened: {
+    column: string;
+    value: string;
+    line: number;
+    values: number;
+    otherwise: string;
+    message: string;
+  }[];
+}
+
 /** GET /v1/materialized-views/{name} (README "Materialized views"). */
 export interface MaterializedView {
   id: string;

@@ -21,13 +21,20 @@ export class KeyRejected extends ApiError {
 export class Api {
   constructor(readonly key: string) {}
 
-  private async send(method: string, path: string, body?: unknown, accept = 'application/json') {
+  private async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    accept = 'application/json',
+    type?: string,
+  ) {
     const headers: Record<string, string> = { 'X-Service-Api-Key': this.key, Accept: accept };
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (body !== undefined) headers['Content-Type'] = type ?? 'application/json';
     const response = await fetch(path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      // A file goes as it is: the browser streams it from disk.
+      body: body === undefined ? undefined : body instanceof Blob ? body : JSON.stringify(body),
       cache: 'no-store',
       credentials: 'omit',
     });
@@ -58,6 +65,11 @@ export class Api {
 
   async post<T>(path: string, body?: unknown): Promise<T> {
     return (await (await this.send('POST', path, body ?? {})).json()) as T;
+  }
+
+  /** POSTs a file as the body, with its content type. */
+  async postFile<T>(path: string, file: Blob, type: string): Promise<T> {
+    return (await (await this.send('POST', path, file, 'application/json', type)).json()) as T;
   }
 
   async patch<T>(path: string, body: unknown): Promise<T> {

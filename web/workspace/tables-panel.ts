@@ -54,7 +54,8 @@ export class TablesPanel {
       : this.tables;
     this.list.replaceChildren();
     for (const table of shown) this.list.append(this.item(table));
-    if (this.tables.length === 0) this.status.textContent = 'No tables yet: upload a CSV through the API.';
+    if (this.tables.length === 0)
+      this.status.textContent = 'No tables yet: upload a file below, or through the API.';
     else if (wanted)
       this.status.textContent = `${plural(shown.length, 'table')} of ${numberFormat.format(this.tables.length)} match.`;
     else this.status.textContent = plural(this.tables.length, 'table');

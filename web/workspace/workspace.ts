@@ -22,6 +22,7 @@ import { type SaveDetails, SaveDialog } from './save-dialog.js';
 import { SqlEditor } from './sql-editor.js';
 import { TablesPanel } from './tables-panel.js';
 import { Tabs } from './tabs.js';
+import { UploadPanel } from './upload-panel.js';
 import { ViewsPanel } from './views-panel.js';
 
 /**
@@ -92,6 +93,31 @@ const tables = new TablesPanel(
     },
     chooseColumn: (name: string) => editor.insert(name),
     loaded: (list: TableEntry[]) => editor.setTables(list),
+  },
+);
+
+new UploadPanel(
+  currentApi,
+  {
+    form: byId<HTMLFormElement>('upload-form'),
+    dropZone: byId('drop-zone'),
+    file: byId<HTMLInputElement>('upload-file'),
+    table: byId<HTMLInputElement>('upload-table'),
+    tableShown: byId('upload-table-shown'),
+    isPrivate: byId<HTMLInputElement>('upload-private'),
+    strict: byId<HTMLInputElement>('upload-strict'),
+    check: byId<HTMLButtonElement>('upload-check'),
+    preview: byId('upload-preview'),
+    summary: byId('upload-summary'),
+    widened: byId('upload-widened'),
+    columns: byId<HTMLTableElement>('upload-columns').tBodies[0] as HTMLTableSectionElement,
+    confirm: byId<HTMLButtonElement>('upload-confirm'),
+    cancel: byId<HTMLButtonElement>('upload-cancel'),
+    status: byId('upload-status'),
+    error: byId('upload-error'),
+  },
+  () => {
+    if (account) void tables.load(currentApi(), account);
   },
 );
 

@@ -15,6 +15,7 @@ import {
   tableRefFromPath,
 } from '../../tables/table-access.js';
 import { describeTable } from '../../tables/table-catalog.js';
+import { versionPolicy } from '../../tables/table-versions.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';
@@ -22,11 +23,13 @@ import { refuseDeclaredOver } from '../declared-length.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { recordStoredBytes } from '../request-metrics.js';
+import { tableChangeRoutes } from './table-changes.js';
 import { listEntry } from './table-entry.js';
 
 /**
  * Create, insert, clear, delete and describe (DESIGN §4), under /table and /uploads: the
- * official TypeScript client calls the latter, older clients the former.
+ * official TypeScript client calls the latter, older clients the former. Upsert, delete-rows,
+ * versions and restore are in table-changes.ts.
  */
 
 /** A create body is a small JSON object; anything near this is not one. */
@@ -40,6 +43,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
   const tmpDir = path.join(deps.config.dataDir, 'tmp');
   const maxBytes = deps.config.maxUploadBytes;
+  const policy = versionPolicy(deps.config);
   const parseJson = express.json({ limit: CREATE_BODY_LIMIT, strict: true, type: () => true });
 
   const create = async (req: Request, res: Response) => {
@@ -73,7 +77,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     await checkInsertTarget(deps.database, account, ref);
     const received = await receiveBody(req, tmpDir, maxBytes, format);
     try {
-      const outcome = await insertRows(deps.database, account, ref, format, received);
+      const outcome = await insertRows(deps.database, account, ref, format, received, policy);
       recordStoredBytes(res, received.bytes);
       res.json({ rows_written: outcome.rowsWritten, bytes_written: received.bytes, name: fullName(ref) });
     } finally {
@@ -86,7 +90,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     const ref = pathRef(req);
     assertCanWrite(accountOf(res), ref.namespace);
     deps.views.assertNotView(ref);
-    await clearTable(deps.database, accountOf(res), ref);
+    await clearTable(deps.database, accountOf(res), ref, policy);
     res.json({ message: `Table ${fullName(ref)} successfully cleared` });
   };
 
@@ -115,6 +119,7 @@ export function tableOperationRoutes(router: Router, deps: AppDeps): void {
     next();
   };
 
+  tableChangeRoutes(router, deps, { json: [createChecks, parseJson] });
   router.route('/table/create').post(auth, createChecks, parseJson, create).all(methodNotAllowed('POST'));
   router.route('/uploads').post(auth, createChecks, parseJson, create).all(methodNotAllowed('GET', 'POST'));
   for (const base of ['/table', '/uploads']) {

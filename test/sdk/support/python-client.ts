@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { KEYS, type TestService } from '../../support/service.js';
@@ -32,8 +33,18 @@ def status_of(error):
     return getattr(getattr(error, "response", None), "status_code", None)
 `;
 
+/** Throws, saying where the client is expected, when `dir` does not hold it. */
+export function checkClientPath(dir: string): void {
+  if (!fs.existsSync(path.join(dir, 'dune_client'))) {
+    throw new Error(
+      `the official Python client is expected in ${dir} (../shared/clients/python beside this checkout); these tests run it unmodified`,
+    );
+  }
+}
+
 /** Runs `script` (after the prelude) and returns the JSON it printed last. */
 export async function runPython<T = unknown>(service: TestService, script: string): Promise<T> {
+  checkClientPath(CLIENT_PATH);
   const { stdout } = await run(PYTHON, ['-c', `${PRELUDE}\n${script}`], {
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
