@@ -23,7 +23,7 @@ import { KeyQuotas } from './key-quotas.js';
 import type { Lane, RunRequest, StorageLimits } from './run-request.js';
 import { type Running, RunResults, stop } from './run-results.js';
 import { dropSnapshot, SnapshotError } from './snapshot.js';
-import { StatusWaits } from './status-wait.js';
+import { type StatusWaitOptions, StatusWaits } from './status-wait.js';
 import { StoringWatch } from './storing-watch.js';
 
 /**
@@ -54,6 +54,8 @@ export interface ExecutionsOptions {
   usersTimeoutSeconds?: number;
   /** Users' results held to these limits (default: none; the `refresh` command runs without). */
   storage?: StorageLimits;
+  /** When a status request waits for the execution's end (default: status-wait.ts). */
+  statusWait?: StatusWaitOptions;
 }
 
 /**
@@ -99,7 +101,7 @@ export class Executions {
   private borrowings = 0;
   /** Other doors' statements waiting for a slot, refused at shutdown. */
   private readonly doors = new Map<string, (error: Error) => void>();
-  private readonly waits = new StatusWaits();
+  private readonly waits: StatusWaits;
 
   constructor(
     private readonly database: Database,
@@ -107,6 +109,7 @@ export class Executions {
     private readonly logger: Logger,
   ) {
     this.store = new ExecutionStore(database);
+    this.waits = new StatusWaits(options.statusWait);
     this.lanes = {
       operator: new FairLane(options.lanes?.operator ?? DEFAULT_LANE),
       users: new FairLane(options.lanes?.users ?? DEFAULT_LANE),

@@ -16,10 +16,17 @@ export const FOLLOW_MS = 50;
 /** How long a close poll waits for the execution to finish, at most. */
 export const HOLD_MS = 100;
 
+export interface StatusWaitOptions {
+  followMs: number;
+  holdMs: number;
+}
+
 export class StatusWaits {
   /** When each unfinished execution was last looked at (submitted, or its status asked). */
   private readonly lastLook = new Map<string, number>();
   private readonly waiters = new Map<string, Set<() => void>>();
+
+  constructor(private readonly options: StatusWaitOptions = { followMs: FOLLOW_MS, holdMs: HOLD_MS }) {}
 
   /** The execution was submitted now: its first status request is a close poll when it follows soon. */
   submitted(id: string, now = performance.now()): void {
@@ -33,7 +40,7 @@ export class StatusWaits {
   look(id: string, now = performance.now()): Promise<void> {
     const previous = this.lastLook.get(id);
     this.lastLook.set(id, now);
-    if (previous === undefined || now - previous > FOLLOW_MS) return Promise.resolve();
+    if (previous === undefined || now - previous > this.options.followMs) return Promise.resolve();
     return new Promise((resolve) => {
       let waiting = this.waiters.get(id);
       if (!waiting) {
@@ -48,7 +55,7 @@ export class StatusWaits {
         if (this.lastLook.has(id)) this.lastLook.set(id, performance.now());
         resolve();
       };
-      const timer = setTimeout(done, HOLD_MS);
+      const timer = setTimeout(done, this.options.holdMs);
       set.add(done);
     });
   }

@@ -127,8 +127,10 @@ async function resolveAll(
   const lookups = new Map<string, Promise<ReadableTable | undefined>>();
   for (const table of tables) {
     const question = resolverQuestion(table.folded);
-    const key = question && nameKey(question);
-    if (question && key !== undefined && !lookups.has(key)) lookups.set(key, resolve(question));
+    // A name of another catalog is refused, whatever follows it: nothing after it is asked.
+    if (question === undefined) break;
+    const key = nameKey(question);
+    if (!lookups.has(key)) lookups.set(key, resolve(question));
   }
   const found = new Map<string, ReadableTable | undefined>();
   await Promise.all([...lookups].map(async ([key, lookup]) => found.set(key, await lookup)));
