@@ -198,16 +198,16 @@ function seededRandom(seed: number): () => number {
 }
 
 const pad = (n: number, width: number) => String(n).padStart(width, '0');
-const money = (value: number) => value.toFixed(2);
+export const money = (value: number) => value.toFixed(2);
 const day = (index: number) => new Date(FIRST_DAY + index * DAY_MS).toISOString().slice(0, 10);
 const timestamp = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 /** A CSV field, quoted when it must be (a comma, a quote or a line break), quotes doubled. */
-const field = (text: string) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
+export const field = (text: string) => (/[",\n\r]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text);
 const pick = <T>(random: () => number, items: readonly T[]): T =>
   items[Math.floor(random() * items.length)] as T;
 
 /** Free text of 20–120 characters, sometimes with commas and quotes. */
-function comment(random: () => number): string {
+export function comment(random: () => number): string {
   const length = 20 + Math.floor(random() * 100);
   let text = '';
   while (text.length < length) {

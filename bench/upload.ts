@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BenchRow, median } from './bench-table.js';
 import { writeBenchmarkCsv } from './benchmark-csv.js';
+import { writeExportCsv } from './export-csv.js';
 import { writeMixedCsv } from './mixed-csv.js';
 import { measurePostgresCopy } from './postgres-copy.js';
 import { type Child, peakRss, runTs, startServiceProcess, waitForLine } from './processes.js';
@@ -258,8 +259,11 @@ async function wideRow(columns: number, dir: string): Promise<BenchRow> {
   };
 }
 
-/** Which parts run: all by default; `npx tsx bench/upload.ts mixed wide` for some (mixed, six, wide). */
-export async function runUploadBenchmark(runs = 3, parts = ['mixed', 'six', 'wide']): Promise<BenchRow[]> {
+/** Which parts run: all by default; `npx tsx bench/upload.ts mixed wide` for some (mixed, export, six, wide). */
+export async function runUploadBenchmark(
+  runs = 3,
+  parts = ['mixed', 'export', 'six', 'wide'],
+): Promise<BenchRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-upload-'));
   const log = (line: string) => process.stderr.write(`upload: ${line}\n`);
   try {
@@ -267,6 +271,13 @@ export async function runUploadBenchmark(runs = 3, parts = ['mixed', 'six', 'wid
     // Aim the JSON bodies just under the limit: escaping adds about one byte per line.
     const sets = [
       { part: 'mixed', name: 'mixed values', write: writeMixedCsv, target: '≤ 1.2×', postgres: false },
+      {
+        part: 'export',
+        name: 'a database export (2-decimal money, comments of 20–120 characters)',
+        write: writeExportCsv,
+        target: '≤ 1.2×',
+        postgres: false,
+      },
       {
         part: 'six',
         name: 'six-decimal amounts',
