@@ -8,6 +8,7 @@ import { type Config, duckdbAllowedDirectories, duckdbSettings } from './config/
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
 import { Scheduler } from './executions/scheduler.js';
+import type { StatusWaitOptions } from './executions/status-wait.js';
 import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { Logger } from './log.js';
@@ -97,6 +98,8 @@ export interface ServiceHooks {
   clock?: Clock;
   /** How often the views' scheduler looks at the clock (default: every second). */
   scheduleTickMs?: number;
+  /** When a status request waits for its execution's end (default: executions/status-wait.ts). */
+  statusWait?: StatusWaitOptions;
 }
 
 /** Statements that may run at once: every lane's slots, the readers, the writer. */
@@ -190,6 +193,7 @@ export async function startService(
         },
       },
       usersTimeoutSeconds: config.queryTimeoutSeconds,
+      ...(hooks.statusWait ? { statusWait: hooks.statusWait } : {}),
       storage: {
         maxResultBytes: config.maxResultBytes,
         keyResultBytes: config.resultStoragePerKey,

@@ -115,19 +115,32 @@ export async function sandboxSql(
   }
 }
 
-/** Resolves each distinct name once, in the order the SQL names them. */
+/**
+ * Resolves each distinct name once, all at once (each look-up is a statement of its own: one
+ * after the other, a six-table join's names took 6.6 ms of its execute call under load); a
+ * refusal names the first unknown table in the order the SQL names them.
+ */
 async function resolveAll(
   tables: readonly NamedTable[],
   resolve: TableResolver,
 ): Promise<Map<string, ReadableTable>> {
+  const lookups = new Map<string, Promise<ReadableTable | undefined>>();
+  for (const table of tables) {
+    const question = resolverQuestion(table.folded);
+    // A name of another catalog is refused, whatever follows it: nothing after it is asked.
+    if (question === undefined) break;
+    const key = nameKey(question);
+    if (!lookups.has(key)) lookups.set(key, resolve(question));
+  }
+  const found = new Map<string, ReadableTable | undefined>();
+  await Promise.all([...lookups].map(async ([key, lookup]) => found.set(key, await lookup)));
   const readable = new Map<string, ReadableTable>();
   for (const table of tables) {
     const question = resolverQuestion(table.folded);
     const key = question && nameKey(question);
-    if (key !== undefined && readable.has(key)) continue;
-    const found = question && (await resolve(question));
+    const answer = key === undefined ? undefined : found.get(key);
     // Worded the same whatever the reason: absent, private, the service's own, another catalog.
-    if (!found || key === undefined) {
+    if (!answer || key === undefined) {
       // The nearest names the caller may see, never others (name-suggestions.ts).
       const near = question && resolve.suggest ? didYouMean(await resolve.suggest(question)) : '';
       throw new SqlRefusal(
@@ -137,7 +150,7 @@ async function resolveAll(
         'unknown-table',
       );
     }
-    readable.set(key, found);
+    readable.set(key, answer);
   }
   return readable;
 }
