@@ -30,6 +30,24 @@ function loadPlot(): Promise<Plot> {
 /** Rows drawn at most: more would not be readable, and a page of them is fetched at once. */
 export const CHART_ROWS = 10_000;
 
+/** The chart's left margin, in its own pixels, when the y labels fit in it. */
+const MARGIN_LEFT = 64;
+
+/**
+ * How far (in the chart's own pixels) the y-axis labels of a drawn chart reach left of it;
+ * 0 when they fit, or when the chart is not laid out.
+ */
+function yLabelsOverflow(figure: Element): number {
+  const svg = figure instanceof SVGSVGElement ? figure : figure.querySelector('svg.chart');
+  const labels = svg?.querySelector('g[aria-label="y-axis tick label"]');
+  if (!svg || !labels) return 0;
+  const box = svg.getBoundingClientRect();
+  const width = Number(svg.getAttribute('width'));
+  if (box.width === 0 || !width) return 0;
+  // The chart may be scaled down to fit (max-width: 100%): back to its own pixels.
+  return ((box.left - labels.getBoundingClientRect().left) * width) / box.width;
+}
+
 interface Point {
   x: Date | number | string;
   y: number;
@@ -202,6 +220,26 @@ export class ResultChart {
     this.drawn = { plot, kind, x, ys, points };
     const width = Math.max(320, this.parts.figure.clientWidth);
     this.lastWidth = width;
+    let figure = this.plot(plot, kind, x, ys, points, width, MARGIN_LEFT);
+    this.parts.figure.replaceChildren(figure);
+    // Plot sizes no margin to its labels: wide numbers (180,000,000) would start left of the
+    // chart and be cut off by it. Measured once drawn, and drawn again with the room they need.
+    const overflow = yLabelsOverflow(figure);
+    if (overflow > 0) {
+      figure = this.plot(plot, kind, x, ys, points, width, MARGIN_LEFT + Math.ceil(overflow) + 2);
+      this.parts.figure.replaceChildren(figure);
+    }
+  }
+
+  private plot(
+    plot: Plot,
+    kind: ChartKind,
+    x: string,
+    ys: string[],
+    points: Point[],
+    width: number,
+    marginLeft: number,
+  ): SVGSVGElement | HTMLElement {
     const several = ys.length > 1;
     let marks: PlotLibrary.Markish[];
     const xOptions: PlotLibrary.ScaleOptions = { label: x };
@@ -226,7 +264,7 @@ export class ResultChart {
       className: 'chart',
       width,
       height: 380,
-      marginLeft: 64,
+      marginLeft,
       marginBottom: kind === 'bar' && xOptions.tickRotate ? 70 : 40,
       x: xOptions,
       y: { grid: true, label: ys.join(', ') },
@@ -237,6 +275,6 @@ export class ResultChart {
     // Plot adds <style> elements, which the page's content security policy refuses: their
     // rules are in workspace.css instead. Removed before the figure joins the document.
     for (const style of figure.querySelectorAll('style')) style.remove();
-    this.parts.figure.replaceChildren(figure);
+    return figure;
   }
 }

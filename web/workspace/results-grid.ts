@@ -35,6 +35,8 @@ export class ResultsGrid {
   private offset = 0;
   /** Answers to older requests are dropped: the newest request wins. */
   private generation = 0;
+  /** A new result is shown from its first row and column, not where the last one was scrolled to. */
+  private scrollToStart = false;
   private readonly table: HTMLTableElement;
 
   constructor(
@@ -80,6 +82,7 @@ export class ResultsGrid {
   show(status: ExecutionStatus): Promise<void> {
     this.view = { status, filters: '', sort: undefined };
     this.offset = 0;
+    this.scrollToStart = true;
     this.parts.filterInput.value = '';
     this.parts.filterError.textContent = '';
     this.parts.filterInput.removeAttribute('aria-invalid');
@@ -249,6 +252,10 @@ export class ResultsGrid {
       body.append(tr);
     });
     this.table.replaceChildren(h('thead', {}, headRow), body);
+    if (this.scrollToStart) {
+      this.scrollToStart = false;
+      this.parts.container.scrollTo(0, 0);
+    }
     if (focusColumn) {
       this.table
         .querySelector<HTMLButtonElement>(`button.sort[data-column="${CSS.escape(focusColumn)}"]`)
