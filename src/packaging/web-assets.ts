@@ -177,10 +177,7 @@ function outputsOf(result: BuildResult<{ write: false; metafile: true }>, root: 
     const meta = result.metafile.outputs[path.relative(root, output.path).split(path.sep).join('/')];
     if (meta?.entryPoint) byEntry.set(meta.entryPoint, name);
     const statics = (meta?.imports ?? []).filter((i) => i.kind === 'import-statement');
-    imports.set(
-      name,
-      statics.map((i) => path.basename(i.path)),
-    );
+    imports.set(name, statics.map((i) => path.basename(i.path)));
     assets.push({ name, contents: Buffer.from(output.contents) });
   }
   return { assets, byEntry, imports };
@@ -205,7 +202,8 @@ function pageHtml(
   const preloads = Object.keys(page.entries)
     .flatMap((reference) => imports.get(names.get(reference) ?? '') ?? [])
     .map((chunk) => `    <link rel="modulepreload" href="/assets/${chunk}" />\n`);
-  html = html.replace('  </head>', `${preloads.join('')}  </head>`);
+  if (!html.includes('\n  </head>')) throw new Error(`${file} has no '  </head>' line`);
+  html = html.replace('\n  </head>', `\n${preloads.join('')}  </head>`);
   for (const [reference, name] of names) html = html.replaceAll(reference, `/assets/${name}`);
   return { file, contents: Buffer.from(html) };
 }

@@ -68,8 +68,9 @@ export class KeySession {
   /** Signs in again with the key kept for this tab; false when there is none. */
   resume(): boolean {
     const saved = sessionStorage.getItem(KEY_STORAGE);
-    if (saved) void this.signIn(saved);
-    return saved !== null && saved !== '';
+    if (!saved) return false;
+    void this.signIn(saved);
+    return true;
   }
 
   async signIn(key: string): Promise<void> {
