@@ -177,7 +177,10 @@ function outputsOf(result: BuildResult<{ write: false; metafile: true }>, root: 
     const meta = result.metafile.outputs[path.relative(root, output.path).split(path.sep).join('/')];
     if (meta?.entryPoint) byEntry.set(meta.entryPoint, name);
     const statics = (meta?.imports ?? []).filter((i) => i.kind === 'import-statement');
-    imports.set(name, statics.map((i) => path.basename(i.path)));
+    imports.set(
+      name,
+      statics.map((i) => path.basename(i.path)),
+    );
     assets.push({ name, contents: Buffer.from(output.contents) });
   }
   return { assets, byEntry, imports };
