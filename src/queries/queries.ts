@@ -12,7 +12,6 @@ import type { Executions } from '../executions/executions.js';
 import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
 import { visibleTables } from '../tables/table-catalog.js';
-import { suggestTables } from './name-suggestions.js';
 import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
@@ -41,9 +40,15 @@ import type {
 } from './query-request.js';
 import { QueryStore } from './query-store.js';
 import type { SqlChecker } from './sandbox/checker-pool.js';
-import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
-import { tableResolver } from './table-resolver.js';
-import type { CheckOptions } from './tree-checker.js';
+import { suggestTables } from './sandbox/name-suggestions.js';
+import {
+  type ReadableTable,
+  type SandboxedSql,
+  sandboxSql,
+  type TableResolver,
+} from './sandbox/sandbox-sql.js';
+import { tableResolver } from './sandbox/table-resolver.js';
+import type { CheckOptions } from './sandbox/tree-checker.js';
 
 /**
  * Queries as the API sees them (DESIGN §10): users' saved queries and the operator's query

@@ -5,7 +5,7 @@ import {
   BINDER_FUNCTIONS,
   BUILT_IN_TYPE_NAMES,
   DENIED_FUNCTIONS,
-} from '../../src/queries/allowed-functions.js';
+} from '../../src/queries/sandbox/allowed-functions.js';
 import type { Database } from '../../src/storage/database.js';
 import { quoteIdentifier } from '../../src/storage/sql.js';
 import { ALICE, openFixture, sandboxFor } from './support/sandbox-fixture.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { MAX_SQL_BYTES, sandboxSql, type WrittenTableName } from '../../src/queries/sandbox.js';
+import { MAX_SQL_BYTES, sandboxSql, type WrittenTableName } from '../../src/queries/sandbox/sandbox-sql.js';
 import type { Database } from '../../src/storage/database.js';
 import { ADMIN, ALICE, BOB, openFixture, sandboxFor, sqlChecker } from './support/sandbox-fixture.js';
 import { VALID_SQL } from './support/valid-sql.js';

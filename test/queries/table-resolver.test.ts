@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/auth/account.js';
-import type { WrittenTableName } from '../../src/queries/sandbox.js';
-import { tableResolver } from '../../src/queries/table-resolver.js';
+import type { WrittenTableName } from '../../src/queries/sandbox/sandbox-sql.js';
+import { tableResolver } from '../../src/queries/sandbox/table-resolver.js';
 import type { Database } from '../../src/storage/database.js';
 import { ADMIN, ALICE, BOB, openFixture } from './support/sandbox-fixture.js';
 

@@ -3,9 +3,9 @@ import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { embeddedManifest, isSingleExecutable, readEmbedded } from '../../packaging/single-executable.js';
-import { type CheckOptions, SqlRefusal, type WrittenName } from '../tree-checker.js';
 import type { FromWorker, ToWorker } from './messages.js';
 import type { NamedTable } from './sql-check.js';
+import { type CheckOptions, SqlRefusal, type WrittenName } from './tree-checker.js';
 
 /**
  * The sandbox's checker: a few worker threads (check-worker.ts), each with its own DuckDB,

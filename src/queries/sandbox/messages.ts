@@ -1,5 +1,5 @@
-import type { CheckOptions, RefusalKind, WrittenName } from '../tree-checker.js';
 import type { NamedTable } from './sql-check.js';
+import type { CheckOptions, RefusalKind, WrittenName } from './tree-checker.js';
 
 /** What the service and a check worker (check-worker.ts) tell each other; plain data only. */
 

@@ -1,15 +1,15 @@
 import { reusable, type Session } from '../../storage/database.js';
-import { nameItems, type UnnamedItem, unnamedItems } from '../column-names.js';
-import { keepConstantTypes } from '../constant-types.js';
-import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from '../parse-tree.js';
+import { nameItems, type UnnamedItem, unnamedItems } from './column-names.js';
+import { keepConstantTypes } from './constant-types.js';
+import { type ParseCost, parseCost } from './parse-cost.js';
+import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
 import {
   type CheckOptions,
   checkStatement,
   SqlRefusal,
   type TableReference,
   type WrittenName,
-} from '../tree-checker.js';
-import { type ParseCost, parseCost } from './parse-cost.js';
+} from './tree-checker.js';
 import { nameKey, shownName } from './written-names.js';
 
 /**

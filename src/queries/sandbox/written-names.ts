@@ -1,4 +1,4 @@
-import type { WrittenName } from '../tree-checker.js';
+import type { WrittenName } from './tree-checker.js';
 
 /** Table names as the sandbox compares and shows them, on either side of the worker. */
 

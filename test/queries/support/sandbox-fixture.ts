@@ -1,7 +1,11 @@
 import type { Account } from '../../../src/auth/account.js';
 import { SqlChecker } from '../../../src/queries/sandbox/checker-pool.js';
-import { type SandboxedSql, sandboxSql, type TableResolver } from '../../../src/queries/sandbox.js';
-import { tableResolver } from '../../../src/queries/table-resolver.js';
+import {
+  type SandboxedSql,
+  sandboxSql,
+  type TableResolver,
+} from '../../../src/queries/sandbox/sandbox-sql.js';
+import { tableResolver } from '../../../src/queries/sandbox/table-resolver.js';
 import { Database } from '../../../src/storage/database.js';
 import { migrate } from '../../../src/storage/service-schema.js';
 import { qualifiedName } from '../../../src/storage/sql.js';

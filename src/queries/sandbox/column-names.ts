@@ -1,4 +1,4 @@
-import type { Session } from '../storage/database.js';
+import type { Session } from '../../storage/database.js';
 import { holdsRewrittenConstant } from './constant-types.js';
 import { isTreeObject, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
 import { SqlRefusal } from './tree-checker.js';

@@ -1,9 +1,9 @@
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../errors.js';
+import type { SqlChecker } from './checker-pool.js';
 import { didYouMean } from './name-suggestions.js';
-import type { SqlChecker } from './sandbox/checker-pool.js';
-import type { NamedTable } from './sandbox/sql-check.js';
-import { nameKey, shownName } from './sandbox/written-names.js';
+import type { NamedTable } from './sql-check.js';
 import { type CheckOptions, type RefusalKind, SqlRefusal, type WrittenName } from './tree-checker.js';
+import { nameKey, shownName } from './written-names.js';
 
 /**
  * The sandbox around users' SQL (DESIGN §10). DuckDB's own parser decides what the SQL is

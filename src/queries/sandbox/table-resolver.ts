@@ -1,9 +1,9 @@
-import type { Account } from '../auth/account.js';
-import type { Session } from '../storage/database.js';
-import { qualifiedName } from '../storage/sql.js';
-import { canSee } from '../tables/table-access.js';
-import { findTable } from '../tables/table-catalog.js';
-import type { TableResolver } from './sandbox.js';
+import type { Account } from '../../auth/account.js';
+import type { Session } from '../../storage/database.js';
+import { qualifiedName } from '../../storage/sql.js';
+import { canSee } from '../../tables/table-access.js';
+import { findTable } from '../../tables/table-catalog.js';
+import type { TableResolver } from './sandbox-sql.js';
 
 /**
  * What a table name in `account`'s SQL means among the uploaded and created tables (DESIGN
