@@ -11,7 +11,7 @@ import { quoteIdentifier } from '../../src/storage/sql.js';
 import { ALICE, openFixture, sandboxFor } from './support/sandbox-fixture.js';
 
 /**
- * The function lists hold the rule of src/queries/allowed-functions.ts for the DuckDB in use:
+ * The function lists hold the rule of src/queries/sandbox/allowed-functions.ts for the DuckDB in use:
  * when a DuckDB upgrade adds, drops or renames a function or a type, this test fails and
  * lists it, so the new function is decided on before anyone can call it.
  */

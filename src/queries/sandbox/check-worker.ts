@@ -3,8 +3,8 @@ import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { Database } from '../../storage/database.js';
 import type { FromWorker, ToWorker } from './messages.js';
+import { SqlRefusal } from './refusals.js';
 import { SqlCheck } from './sql-check.js';
-import { SqlRefusal } from './tree-checker.js';
 
 /**
  * A worker thread of the sandbox's checker (checker-pool.ts): checks users' SQL off the

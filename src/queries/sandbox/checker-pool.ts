@@ -4,8 +4,9 @@ import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { embeddedManifest, isSingleExecutable, readEmbedded } from '../../packaging/single-executable.js';
 import type { FromWorker, ToWorker } from './messages.js';
-import type { NamedTable } from './sql-check.js';
-import { type CheckOptions, SqlRefusal, type WrittenName } from './tree-checker.js';
+import { SqlRefusal } from './refusals.js';
+import type { NamedTable, QualifiedTable } from './table-names.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /**
  * The sandbox's checker: a few worker threads (check-worker.ts), each with its own DuckDB,
@@ -44,7 +45,7 @@ export interface SqlCheckerOptions {
 }
 
 /** Resolves the tables a check names: what each means, or a throw (e.g. SqlRefusal). */
-export type TableResolution = (tables: NamedTable[]) => Promise<WrittenName[]>;
+export type TableResolution = (tables: NamedTable[]) => Promise<QualifiedTable[]>;
 
 /** A worker that has run one check this long is stuck (a bug): it is replaced. */
 const RUN_LIMIT_MS = 60_000;

@@ -5,6 +5,8 @@ import {
   DENIED_FUNCTIONS,
 } from './allowed-functions.js';
 import { isTreeNumber, isTreeObject, type TreeObject, type TreeValue, treeNumberText } from './parse-tree.js';
+import { SqlRefusal } from './refusals.js';
+import { foldName, type NamedTable, type WrittenName } from './table-names.js';
 import {
   CASE_CHECK,
   COLUMN_KEY,
@@ -48,55 +50,16 @@ import {
  * reach the user (test/queries/sandbox.test.ts compares the scoping with DuckDB's own).
  */
 
-/**
- * A refusal, with where in the SQL it applies: a byte offset into its UTF-8 (the tree's
- * `query_location`), a count of code points (the position of DuckDB's parser errors), or a
- * JavaScript string index (the sandbox's estimate of the parse's cost, parse-cost.ts).
- */
-export class SqlRefusal extends Error {
-  override name = 'SqlRefusal';
-
-  constructor(
-    message: string,
-    readonly location: number | undefined,
-    readonly unit: 'byte' | 'code point' | 'index' = 'byte',
-    readonly kind: RefusalKind = 'refused',
-  ) {
-    super(message);
-  }
-}
-
-/** Why SQL was refused, for callers that answer in another protocol (src/pgwire). */
-export type RefusalKind = 'syntax' | 'unknown-table' | 'too-long' | 'refused';
-
 export interface CheckOptions {
   /** Whether `$1`, `$2`, … may stand for values bound when the query runs (the Postgres wire protocol). */
   parameters?: boolean;
 }
 
-/** A table name as written, `catalog` only when given (`dune.alice.t`). */
-export interface WrittenName {
-  catalog?: string;
-  schema?: string;
-  table: string;
-}
-
-export interface TableReference {
+/** A table the walk found: where it is in the tree, and its name. */
+export interface TableReference extends NamedTable {
   /** The BASE_TABLE node, for the caller to rewrite once the name is resolved. */
   node: TreeObject;
-  /** As written, for messages. */
-  written: WrittenName;
-  /** ASCII letters lowercased, as DuckDB compares names. */
-  folded: WrittenName;
-  location: number | undefined;
 }
-
-/**
- * DuckDB compares identifiers ignoring case. Only ASCII letters are folded: every namespace
- * and table name is ASCII here, so a name with other letters matches nothing either way,
- * while Unicode folding would make the Kelvin sign `K` read as a `k`.
- */
-export const foldName = (name: string): string => name.replace(/[A-Z]+/g, (s) => s.toLowerCase());
 
 /** How DuckDB writes a double constant that is not finite (`1e400`). */
 const NOT_FINITE = new Set(['Infinity', '-Infinity', 'NaN']);
