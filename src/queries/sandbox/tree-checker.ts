@@ -276,9 +276,10 @@ class TreeWalker {
   }
 
   /**
-   * The function's name. The parser itself writes `main.list_value` for `[1, 2]` (and
-   * `main.trim`, `main.row`, `main.struct_pack`…), so schema `main` is accepted; any other
-   * qualification (`pg_catalog.f`, `system.main.f`) is refused.
+   * The function's name, for the lists of allowed-functions.ts. The parser itself writes
+   * `main.list_value` for `[1, 2]` (and `main.trim`, `main.row`, `main.struct_pack`…), and
+   * DuckDB looks `main.f` up as it looks up `f`, so schema `main` is accepted and the name
+   * decides; any other qualification (`pg_catalog.f`, `system.main.f`) is refused.
    */
   private functionName(call: TreeObject, context: Context): string {
     const name = this.text(call.function_name, 'function name', context);
