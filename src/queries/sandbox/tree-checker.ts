@@ -123,6 +123,9 @@ function isNumberedParameter(node: TreeObject): boolean {
   );
 }
 
+/** Walks one field's value: `key` names it in messages. */
+type FieldWalk = (walker: TreeWalker, value: TreeValue, key: string, context: Context) => void;
+
 class TreeWalker {
   readonly tables: TableReference[] = [];
   private ctes = 0;
@@ -330,105 +333,76 @@ class TreeWalker {
       if (kind === undefined) {
         throw new SqlRefusal(`unsupported SQL construct: parse-tree field "${key}"`, context.location);
       }
-      this.field(kind, object[key] as TreeValue, key, context);
+      TreeWalker.WALKS[kind](this, object[key] as TreeValue, key, context);
     }
   }
 
-  private field(kind: FieldKind, value: TreeValue, key: string, context: Context): void {
-    switch (kind) {
-      case 'special':
-        return;
-      case 'data':
-        if (typeof value !== 'string' && typeof value !== 'boolean') this.malformed(key, context);
-        return;
-      case 'number':
-        if (!isTreeNumber(value)) this.malformed(key, context);
-        return;
-      case 'texts':
-        for (const item of this.array(value, key, context))
-          if (typeof item !== 'string') this.malformed(key, context);
-        return;
-      case 'expression':
-        this.expression(value, context);
-        return;
-      case 'expressions':
-        for (const item of this.array(value, key, context)) this.expression(item, context);
-        return;
-      case 'expression-rows':
-        for (const row of this.array(value, key, context)) {
-          for (const item of this.array(row, key, context)) this.expression(item, context);
-        }
-        return;
-      case 'table':
-        this.table(value, context);
-        return;
-      case 'query-node':
-        this.queryNode(value, context);
-        return;
-      case 'statement':
-        this.statement(value, context);
-        return;
-      case 'modifiers':
-        for (const item of this.array(value, key, context)) this.modifier(item, context);
-        return;
-      case 'order-modifier':
-        this.modifier(value, context);
-        return;
-      case 'orders':
-        for (const item of this.array(value, key, context)) {
-          this.fields(this.object(item, 'ORDER BY', context), ORDER, context);
-        }
-        return;
-      case 'sample':
-        this.sample(value, context);
-        return;
-      case 'type':
-        this.type(value, context);
-        return;
-      case 'types':
-        for (const item of this.array(value, key, context)) this.type(item, context);
-        return;
-      case 'value':
-        this.value(value, context);
-        return;
-      case 'values':
-        for (const item of this.array(value, key, context)) this.value(item, context);
-        return;
-      case 'case-checks':
-        for (const item of this.array(value, key, context)) {
-          this.fields(this.object(item, 'CASE', context), CASE_CHECK, context);
-        }
-        return;
-      case 'pivots':
-        for (const item of this.array(value, key, context)) this.pivot(item, context);
-        return;
-      case 'column-keys':
-        for (const item of this.array(value, key, context)) {
-          this.fields(this.object(item, 'column name', context), COLUMN_KEY, context);
-        }
-        return;
-      case 'renames':
-        for (const item of this.array(value, key, context)) {
-          const rename = this.object(item, 'RENAME', context);
-          this.fields(this.object(rename.key ?? null, 'RENAME', context), COLUMN_KEY, context);
-          this.fields(rename, RENAME, context);
-        }
-        return;
-      case 'replacements':
-        for (const item of this.array(value, key, context)) {
-          this.fields(this.object(item, 'REPLACE', context), REPLACEMENT, context);
-        }
-        return;
-      case 'index-sets':
-        for (const set of this.array(value, key, context)) {
-          for (const index of this.array(set, key, context))
-            if (!isTreeNumber(index)) this.malformed(key, context);
-        }
-        return;
-      default:
-        throw new Error(`no walk for field kind ${kind satisfies never}`);
-    }
+  /** A field that is an array of objects of one shape (`what` names them in messages). */
+  private static objectsOf(what: string, shape: Shape): FieldWalk {
+    return (w, value, key, context) => {
+      for (const item of w.array(value, key, context))
+        w.fields(w.object(item, what, context), shape, context);
+    };
   }
+
+  /** How each kind of field is walked (tree-shapes.ts says which field holds which kind). */
+  private static readonly WALKS: Readonly<Record<FieldKind, FieldWalk>> = {
+    special: () => {},
+    data: (w, value, key, context) => {
+      if (typeof value !== 'string' && typeof value !== 'boolean') w.malformed(key, context);
+    },
+    number: (w, value, key, context) => {
+      if (!isTreeNumber(value)) w.malformed(key, context);
+    },
+    texts: (w, value, key, context) => {
+      for (const item of w.array(value, key, context))
+        if (typeof item !== 'string') w.malformed(key, context);
+    },
+    expression: (w, value, _key, context) => w.expression(value, context),
+    expressions: (w, value, key, context) => {
+      for (const item of w.array(value, key, context)) w.expression(item, context);
+    },
+    'expression-rows': (w, value, key, context) => {
+      for (const row of w.array(value, key, context)) {
+        for (const item of w.array(row, key, context)) w.expression(item, context);
+      }
+    },
+    table: (w, value, _key, context) => w.table(value, context),
+    'query-node': (w, value, _key, context) => w.queryNode(value, context),
+    statement: (w, value, _key, context) => w.statement(value, context),
+    modifiers: (w, value, key, context) => {
+      for (const item of w.array(value, key, context)) w.modifier(item, context);
+    },
+    'order-modifier': (w, value, _key, context) => w.modifier(value, context),
+    orders: TreeWalker.objectsOf('ORDER BY', ORDER),
+    sample: (w, value, _key, context) => w.sample(value, context),
+    type: (w, value, _key, context) => w.type(value, context),
+    types: (w, value, key, context) => {
+      for (const item of w.array(value, key, context)) w.type(item, context);
+    },
+    value: (w, value, _key, context) => w.value(value, context),
+    values: (w, value, key, context) => {
+      for (const item of w.array(value, key, context)) w.value(item, context);
+    },
+    'case-checks': TreeWalker.objectsOf('CASE', CASE_CHECK),
+    pivots: (w, value, key, context) => {
+      for (const item of w.array(value, key, context)) w.pivot(item, context);
+    },
+    'column-keys': TreeWalker.objectsOf('column name', COLUMN_KEY),
+    renames: (w, value, key, context) => {
+      for (const item of w.array(value, key, context)) {
+        const rename = w.object(item, 'RENAME', context);
+        w.fields(w.object(rename.key ?? null, 'RENAME', context), COLUMN_KEY, context);
+        w.fields(rename, RENAME, context);
+      }
+    },
+    replacements: TreeWalker.objectsOf('REPLACE', REPLACEMENT),
+    'index-sets': (w, value, key, context) => {
+      for (const set of w.array(value, key, context)) {
+        for (const index of w.array(set, key, context)) if (!isTreeNumber(index)) w.malformed(key, context);
+      }
+    },
+  };
 
   private modifier(value: TreeValue, context: Context): void {
     if (value === null) return;
