@@ -123,8 +123,30 @@ function isNumberedParameter(node: TreeObject): boolean {
   );
 }
 
-/** Walks one field's value: `key` names it in messages. */
-type FieldWalk = (walker: TreeWalker, value: TreeValue, key: string, context: Context) => void;
+/** The kinds of field that hold a single value (or null); every other kind holds an array. */
+type ValueFieldKind =
+  | 'special'
+  | 'data'
+  | 'number'
+  | 'expression'
+  | 'table'
+  | 'query-node'
+  | 'statement'
+  | 'order-modifier'
+  | 'sample'
+  | 'type'
+  | 'value';
+type ListFieldKind = Exclude<FieldKind, ValueFieldKind>;
+
+/** Array fields whose items are objects of one shape, and what messages call an item. */
+const OBJECT_LISTS: Readonly<
+  Record<'orders' | 'case-checks' | 'column-keys' | 'replacements', [string, Shape]>
+> = {
+  orders: ['ORDER BY', ORDER],
+  'case-checks': ['CASE', CASE_CHECK],
+  'column-keys': ['column name', COLUMN_KEY],
+  replacements: ['REPLACE', REPLACEMENT],
+};
 
 class TreeWalker {
   readonly tables: TableReference[] = [];
@@ -333,76 +355,97 @@ class TreeWalker {
       if (kind === undefined) {
         throw new SqlRefusal(`unsupported SQL construct: parse-tree field "${key}"`, context.location);
       }
-      TreeWalker.WALKS[kind](this, object[key] as TreeValue, key, context);
+      this.field(kind, object[key] as TreeValue, key, context);
     }
   }
 
-  /** A field that is an array of objects of one shape (`what` names them in messages). */
-  private static objectsOf(what: string, shape: Shape): FieldWalk {
-    return (w, value, key, context) => {
-      for (const item of w.array(value, key, context))
-        w.fields(w.object(item, what, context), shape, context);
-    };
+  /** A field holding one value, or null: `key` names it in messages. */
+  private field(kind: FieldKind, value: TreeValue, key: string, context: Context): void {
+    switch (kind) {
+      case 'special':
+        return;
+      case 'data':
+        if (typeof value !== 'string' && typeof value !== 'boolean') this.malformed(key, context);
+        return;
+      case 'number':
+        if (!isTreeNumber(value)) this.malformed(key, context);
+        return;
+      case 'expression':
+        this.expression(value, context);
+        return;
+      case 'table':
+        this.table(value, context);
+        return;
+      case 'query-node':
+        this.queryNode(value, context);
+        return;
+      case 'statement':
+        this.statement(value, context);
+        return;
+      case 'order-modifier':
+        this.modifier(value, context);
+        return;
+      case 'sample':
+        this.sample(value, context);
+        return;
+      case 'type':
+        this.type(value, context);
+        return;
+      case 'value':
+        this.value(value, context);
+        return;
+      default:
+        this.listField(kind, this.array(value, key, context), key, context);
+    }
   }
 
-  /** How each kind of field is walked (tree-shapes.ts says which field holds which kind). */
-  private static readonly WALKS: Readonly<Record<FieldKind, FieldWalk>> = {
-    special: () => {},
-    data: (w, value, key, context) => {
-      if (typeof value !== 'string' && typeof value !== 'boolean') w.malformed(key, context);
-    },
-    number: (w, value, key, context) => {
-      if (!isTreeNumber(value)) w.malformed(key, context);
-    },
-    texts: (w, value, key, context) => {
-      for (const item of w.array(value, key, context))
-        if (typeof item !== 'string') w.malformed(key, context);
-    },
-    expression: (w, value, _key, context) => w.expression(value, context),
-    expressions: (w, value, key, context) => {
-      for (const item of w.array(value, key, context)) w.expression(item, context);
-    },
-    'expression-rows': (w, value, key, context) => {
-      for (const row of w.array(value, key, context)) {
-        for (const item of w.array(row, key, context)) w.expression(item, context);
+  /** A field holding an array, each item walked by its kind. */
+  private listField(kind: ListFieldKind, items: TreeValue[], key: string, context: Context): void {
+    switch (kind) {
+      case 'texts':
+        for (const item of items) if (typeof item !== 'string') this.malformed(key, context);
+        return;
+      case 'expressions':
+        for (const item of items) this.expression(item, context);
+        return;
+      case 'expression-rows':
+        for (const row of items) {
+          for (const item of this.array(row, key, context)) this.expression(item, context);
+        }
+        return;
+      case 'modifiers':
+        for (const item of items) this.modifier(item, context);
+        return;
+      case 'types':
+        for (const item of items) this.type(item, context);
+        return;
+      case 'values':
+        for (const item of items) this.value(item, context);
+        return;
+      case 'pivots':
+        for (const item of items) this.pivot(item, context);
+        return;
+      case 'renames':
+        for (const item of items) this.rename(item, context);
+        return;
+      case 'index-sets':
+        for (const set of items) {
+          for (const index of this.array(set, key, context))
+            if (!isTreeNumber(index)) this.malformed(key, context);
+        }
+        return;
+      default: {
+        const [what, shape] = OBJECT_LISTS[kind];
+        for (const item of items) this.fields(this.object(item, what, context), shape, context);
       }
-    },
-    table: (w, value, _key, context) => w.table(value, context),
-    'query-node': (w, value, _key, context) => w.queryNode(value, context),
-    statement: (w, value, _key, context) => w.statement(value, context),
-    modifiers: (w, value, key, context) => {
-      for (const item of w.array(value, key, context)) w.modifier(item, context);
-    },
-    'order-modifier': (w, value, _key, context) => w.modifier(value, context),
-    orders: TreeWalker.objectsOf('ORDER BY', ORDER),
-    sample: (w, value, _key, context) => w.sample(value, context),
-    type: (w, value, _key, context) => w.type(value, context),
-    types: (w, value, key, context) => {
-      for (const item of w.array(value, key, context)) w.type(item, context);
-    },
-    value: (w, value, _key, context) => w.value(value, context),
-    values: (w, value, key, context) => {
-      for (const item of w.array(value, key, context)) w.value(item, context);
-    },
-    'case-checks': TreeWalker.objectsOf('CASE', CASE_CHECK),
-    pivots: (w, value, key, context) => {
-      for (const item of w.array(value, key, context)) w.pivot(item, context);
-    },
-    'column-keys': TreeWalker.objectsOf('column name', COLUMN_KEY),
-    renames: (w, value, key, context) => {
-      for (const item of w.array(value, key, context)) {
-        const rename = w.object(item, 'RENAME', context);
-        w.fields(w.object(rename.key ?? null, 'RENAME', context), COLUMN_KEY, context);
-        w.fields(rename, RENAME, context);
-      }
-    },
-    replacements: TreeWalker.objectsOf('REPLACE', REPLACEMENT),
-    'index-sets': (w, value, key, context) => {
-      for (const set of w.array(value, key, context)) {
-        for (const index of w.array(set, key, context)) if (!isTreeNumber(index)) w.malformed(key, context);
-      }
-    },
-  };
+    }
+  }
+
+  private rename(value: TreeValue, context: Context): void {
+    const rename = this.object(value, 'RENAME', context);
+    this.fields(this.object(rename.key ?? null, 'RENAME', context), COLUMN_KEY, context);
+    this.fields(rename, RENAME, context);
+  }
 
   private modifier(value: TreeValue, context: Context): void {
     if (value === null) return;
