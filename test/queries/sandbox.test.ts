@@ -162,6 +162,16 @@ describe('what a table name means', () => {
     expect(checked.sql).toBe('SELECT * FROM bob."public_t""; DROP TABLE x; --" AS t');
     await expect(run(checked.sql)).rejects.toThrow(/public_t"; DROP TABLE x; -- does not exist/);
   });
+
+  it('refuses a resolver answer holding a NUL, as a bug rather than a 400', async () => {
+    const answer = sandboxSql(sqlChecker, 'SELECT * FROM t', async () => ({
+      schema: 'bob',
+      table: '\u000012',
+      isPrivate: false,
+    }));
+    await expect(answer).rejects.toThrow(/a name holding a NUL/);
+    await expect(answer).rejects.not.toBeInstanceOf(ApiError);
+  });
 });
 
 /**

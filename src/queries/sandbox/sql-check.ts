@@ -168,6 +168,11 @@ function readRoot(json: string | undefined, treeLimit: number): TreeObject {
  * as its alias, so `query_42.col` still names a column when `query_42` reads another table.
  */
 function rewriteReference(reference: TableReference, target: QualifiedTable): void {
+  // The resolver's names are the service's own; a NUL would read as a number's mark in the tree
+  // (parse-tree.ts), so one is a bug, never the SQL's doing.
+  if (`${target.schema}${target.table}`.includes('\u0000')) {
+    throw new Error(`a table resolver answered ${JSON.stringify(target)}, a name holding a NUL`);
+  }
   const node = reference.node;
   node.catalog_name = '';
   node.schema_name = target.schema;
