@@ -5,14 +5,14 @@ import {
   type Execution,
   hasResult,
   NO_PARAMETERS,
+  SNAPSHOT_SCHEMA,
   STATES,
+  snapshotTable,
   visibleState,
 } from '../executions/execution.js';
 import type { Executions } from '../executions/executions.js';
-import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
 import { visibleTables } from '../tables/table-catalog.js';
-import { suggestTables } from './name-suggestions.js';
 import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
@@ -41,9 +41,10 @@ import type {
 } from './query-request.js';
 import { QueryStore } from './query-store.js';
 import type { SqlChecker } from './sandbox/checker-pool.js';
-import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
-import { tableResolver } from './table-resolver.js';
-import type { CheckOptions } from './tree-checker.js';
+import { suggestTables } from './sandbox/name-suggestions.js';
+import { type SandboxedSql, sandboxSql } from './sandbox/sandbox-sql.js';
+import { type ReadableTable, type TableResolver, tableResolver } from './sandbox/table-resolver.js';
+import type { CheckOptions } from './sandbox/tree-checker.js';
 
 /**
  * Queries as the API sees them (DESIGN §10): users' saved queries and the operator's query
@@ -331,7 +332,7 @@ export class Queries {
           const target = await this.find(id, session);
           if (!target || !canSeeQuery(account, target)) return undefined;
           reads.push({ queryId: id });
-          return { qualifiedName: snapshotName(PLANNED_RESULT), isPrivate: false };
+          return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
         }
         const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
         const found = await tableResolver(session, account)({ schema: ref.namespace, table: ref.tableName });
@@ -376,7 +377,8 @@ export class Queries {
     );
     if (!execution) return undefined;
     return {
-      qualifiedName: snapshotName(execution.id),
+      schema: SNAPSHOT_SCHEMA,
+      table: snapshotTable(execution.id),
       isPrivate: query.isPrivate || execution.readsPrivate,
     };
   }

@@ -171,7 +171,7 @@ function visibility(viewer: Account): { sql: string; params: string[] } {
   return { sql: '(NOT t.is_private OR t.namespace = ?)', params: [viewer.handle] };
 }
 
-/** The names of every table `viewer` may see, for "did you mean" (queries/name-suggestions.ts). */
+/** The names of every table `viewer` may see, for "did you mean" (queries/sandbox/name-suggestions.ts). */
 export async function visibleTables(
   session: Session,
   viewer: Account,

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { SqlChecker, type SqlCheckerOptions } from '../../src/queries/sandbox/checker-pool.js';
-import { MAX_SQL_BYTES } from '../../src/queries/sandbox.js';
-import { SqlRefusal } from '../../src/queries/tree-checker.js';
+import { SqlRefusal } from '../../src/queries/sandbox/refusals.js';
+import { MAX_SQL_BYTES } from '../../src/queries/sandbox/sandbox-sql.js';
 import { fill } from './support/hostile-shapes.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { CheckOptions } from '../tree-checker.js';
-import type { NamedTable } from './sql-check.js';
+import type { NamedTable } from './table-names.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /**
  * Checks already made, for SQL that comes again (issue 27): a saved query run on a schedule or

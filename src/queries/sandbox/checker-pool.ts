@@ -3,10 +3,11 @@ import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { embeddedManifest, isSingleExecutable, readEmbedded } from '../../packaging/single-executable.js';
-import { type CheckOptions, SqlRefusal, type WrittenName } from '../tree-checker.js';
 import { CheckedSqlCache } from './checked-sql-cache.js';
 import type { FromWorker, ToWorker } from './messages.js';
-import type { NamedTable } from './sql-check.js';
+import { SqlRefusal } from './refusals.js';
+import type { NamedTable, QualifiedTable } from './table-names.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /**
  * The sandbox's checker: a few worker threads (check-worker.ts), each with its own DuckDB,
@@ -45,7 +46,7 @@ export interface SqlCheckerOptions {
 }
 
 /** Resolves the tables a check names: what each means, or a throw (e.g. SqlRefusal). */
-export type TableResolution = (tables: NamedTable[]) => Promise<WrittenName[]>;
+export type TableResolution = (tables: NamedTable[]) => Promise<QualifiedTable[]>;
 
 /** A worker that has run one check this long is stuck (a bug): it is replaced. */
 const RUN_LIMIT_MS = 60_000;
@@ -102,7 +103,7 @@ export class SqlChecker {
       if (answer !== undefined) return answer;
     }
     let named: NamedTable[] = [];
-    let resolved: WrittenName[] = [];
+    let resolved: QualifiedTable[] = [];
     const remembering: TableResolution = async (tables) => {
       named = tables;
       resolved = await resolve(tables);
