@@ -1,4 +1,4 @@
-import { type RowsFile, removeRows } from './rows-file.js';
+import type { FileBody } from './page-body.js';
 
 /**
  * Large pages written ahead. A client reading a whole result follows `next_uri` page after
@@ -17,7 +17,7 @@ import { type RowsFile, removeRows } from './rows-file.js';
 
 interface Ahead {
   /** Undefined when writing it failed: the request then writes the page itself. */
-  rows: Promise<RowsFile | undefined>;
+  rows: Promise<FileBody | undefined>;
   timer: NodeJS.Timeout;
 }
 
@@ -30,7 +30,7 @@ export class PagePrefetch {
   ) {}
 
   /** The page written ahead under `key`, if there is one: from now on it is the caller's. */
-  take(key: string): Promise<RowsFile | undefined> | undefined {
+  take(key: string): Promise<FileBody | undefined> | undefined {
     const ahead = this.pages.get(key);
     if (!ahead) return undefined;
     this.pages.delete(key);
@@ -39,7 +39,7 @@ export class PagePrefetch {
   }
 
   /** Starts writing a page ahead, unless it is already or too many are. */
-  start(key: string, write: () => Promise<RowsFile>): void {
+  start(key: string, write: () => Promise<FileBody>): void {
     if (this.pages.has(key)) return;
     // Full: the oldest page goes. The newest request is the likeliest to be followed; a page
     // still unasked for was most often left by a client that stopped reading.
@@ -63,6 +63,6 @@ export class PagePrefetch {
   private async drop(key: string): Promise<void> {
     const ahead = this.take(key);
     const rows = await ahead;
-    if (rows) await removeRows(rows);
+    await rows?.discard();
   }
 }
