@@ -5,7 +5,7 @@ import type { FileBody } from './page-body.js';
  * page, each asked for only once the previous one has arrived (and been parsed): DuckDB would
  * sit idle while a page travels and the client reads it, and the client while DuckDB writes
  * the next. So once a large page is written, the next ones (same execution, columns, format
- * and size, the offsets after it) are written too (result-rows.ts decides which), and the
+ * and size, the offsets after it) are written too (row-id-pages.ts decides which), and the
  * request for one takes its files.
  *
  * Bounded: at most `maxPages` pages are ahead at a time (a new one removes the oldest), and a

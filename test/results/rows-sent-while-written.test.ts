@@ -255,110 +255,81 @@ describe('a long range in parts of any size', () => {
   );
 });
 
+/**
+ * The most row files on disk at once while a client takes the first bytes of a whole CSV of
+ * `rows` rows of `width` characters, written in parts of `rowsPerPart` rows, and then reads
+ * nothing: until the part after the one being sent is on disk, then half a second more.
+ */
+async function mostPartsOnDisk(
+  rows: number,
+  width: number,
+  rowsPerPart: number,
+  parts: number,
+): Promise<number> {
+  const service = await startTestService();
+  try {
+    const id = await executeSql(service, `SELECT i, repeat('x', ${width}) AS s FROM range(${rows}) r(i)`);
+    expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
+    const execution = service.executions.get(id) as Execution;
+    const tmpDir = path.join(service.dataDir, 'tmp');
+    const bytesPerRow = (execution.resultBytes ?? 0) / rows;
+    const results = new Results(
+      service.executions,
+      new ResultRows(service.database, {
+        inMemoryMaxRows: 1_000,
+        cacheBytes: 1 << 20,
+        tmpDir,
+        inMemoryPageBytes: 1 << 20,
+        partBytes: Math.ceil(rowsPerPart * bytesPerRow),
+        prefetch: { maxPages: 2, ttlMs: 60_000 },
+      }),
+      {
+        maxDatapointsPerRequest: 1_000,
+        baseUrl: () => service.url,
+        cacheBytes: 1 << 20,
+        maxCachedAnswerBytes: 1 << 20,
+      },
+    );
+    const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
+    const answer = await results.answer(execution, request, 'csv', '/v1');
+    expect(partsOf(answer).count).toBe(parts);
+    let sent: Promise<void> | undefined;
+    const server = http.createServer((_req, res) => {
+      sent = sendAnswer(res, answer);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) =>
+      response.once('data', () => response.pause()),
+    );
+    client.on('error', () => undefined);
+    const rowFiles = () => fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-')).length;
+    let most = 0;
+    for (let i = 0, after = 0; i < 400 && after < 20; i++) {
+      most = Math.max(most, rowFiles());
+      if (most >= 2) after++;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    client.destroy();
+    await sent;
+    await results.close();
+    expect(rowFiles()).toBe(0);
+    return most;
+  } finally {
+    await service.stop();
+  }
+}
+
 describe('a long range in parts over many row groups', () => {
   it('has at most two parts on disk while a slow client reads it', async () => {
-    const service = await startTestService();
-    try {
-      const id = await executeSql(service, "SELECT i, repeat('x', 200) AS s FROM range(800000) r(i)");
-      expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
-      const execution = service.executions.get(id) as Execution;
-      const tmpDir = path.join(service.dataDir, 'tmp');
-      const bytesPerRow = (execution.resultBytes ?? 0) / 800_000;
-      // Parts of 270,000 rows: over two row groups each, so written one at a time; three of them.
-      const rows = new ResultRows(service.database, {
-        inMemoryMaxRows: 1_000,
-        cacheBytes: 1 << 20,
-        tmpDir,
-        inMemoryPageBytes: 1 << 20,
-        partBytes: Math.ceil(270_000 * bytesPerRow),
-        prefetch: { maxPages: 2, ttlMs: 60_000 },
-      });
-      const results = new Results(service.executions, rows, {
-        maxDatapointsPerRequest: 1_000,
-        baseUrl: () => service.url,
-        cacheBytes: 1 << 20,
-        maxCachedAnswerBytes: 1 << 20,
-      });
-      const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
-      const answer = await results.answer(execution, request, 'csv', '/v1');
-      expect(partsOf(answer).count).toBe(3);
-      let sent: Promise<void> | undefined;
-      const server = http.createServer((_req, res) => {
-        sent = sendAnswer(res, answer);
-      });
-      servers.push(server);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      // A client that takes the first bytes and then reads nothing more.
-      const request2 = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) =>
-        response.once('data', () => response.pause()),
-      );
-      request2.on('error', () => undefined);
-      // Until the part after the one being sent is on disk, then half a second more: no third.
-      let most = 0;
-      for (let i = 0, after = 0; i < 400 && after < 20; i++) {
-        most = Math.max(most, fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-')).length);
-        if (most >= 2) after++;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      expect(most).toBe(2);
-      request2.destroy();
-      await sent;
-      await results.close();
-      expect(fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-'))).toEqual([]);
-    } finally {
-      await service.stop();
-    }
+    // Parts of 270,000 rows: over two row groups each, so written one at a time; three of them.
+    expect(await mostPartsOnDisk(800_000, 200, 270_000, 3)).toBe(2);
   });
+
   it('has at most two parts on disk when rows are wide (parts under two row groups, written two at a time)', async () => {
-    const service = await startTestService();
-    try {
-      // Rows of ~600 bytes: at the default part size (128 MB) a part is ~210,000 rows, under two
-      // row groups, the parts written two at a time. Scaled down here: parts of 50,000 rows.
-      const id = await executeSql(service, "SELECT i, repeat('x', 600) AS s FROM range(300000) r(i)");
-      expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
-      const execution = service.executions.get(id) as Execution;
-      const tmpDir = path.join(service.dataDir, 'tmp');
-      const bytesPerRow = (execution.resultBytes ?? 0) / 300_000;
-      const rows = new ResultRows(service.database, {
-        inMemoryMaxRows: 1_000,
-        cacheBytes: 1 << 20,
-        tmpDir,
-        inMemoryPageBytes: 1 << 20,
-        partBytes: Math.ceil(50_000 * bytesPerRow),
-        prefetch: { maxPages: 2, ttlMs: 60_000 },
-      });
-      const results = new Results(service.executions, rows, {
-        maxDatapointsPerRequest: 1_000,
-        baseUrl: () => service.url,
-        cacheBytes: 1 << 20,
-        maxCachedAnswerBytes: 1 << 20,
-      });
-      const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
-      const answer = await results.answer(execution, request, 'csv', '/v1');
-      expect(partsOf(answer).count).toBe(6);
-      let sent: Promise<void> | undefined;
-      const server = http.createServer((_req, res) => {
-        sent = sendAnswer(res, answer);
-      });
-      servers.push(server);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const request2 = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) =>
-        response.once('data', () => response.pause()),
-      );
-      request2.on('error', () => undefined);
-      let most = 0;
-      for (let i = 0, after = 0; i < 400 && after < 20; i++) {
-        most = Math.max(most, fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-')).length);
-        if (most >= 2) after++;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      expect(most).toBe(2);
-      request2.destroy();
-      await sent;
-      await results.close();
-      expect(fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-'))).toEqual([]);
-    } finally {
-      await service.stop();
-    }
+    // Rows of ~600 bytes: at the default part size (128 MB) a part is ~210,000 rows, under two
+    // row groups, so the parts are written two at a time. Scaled down here: parts of 50,000
+    // rows. Two parts ahead of the one sent, as before, had three on disk.
+    expect(await mostPartsOnDisk(300_000, 600, 50_000, 6)).toBe(2);
   });
 });
