@@ -54,11 +54,13 @@ describe('the answer cache', () => {
           ]),
         );
         const answer = await results.answer(execution, request, format, '/api/v1');
+        if (answer.body.kind !== 'bytes') throw new Error(`a small page in ${answer.body.kind}`);
+        const bytes = answer.body.bytes;
         // Small enough for the pool: what made the slabs' waste possible.
-        expect(answer.body.length).toBeLessThan(4096);
-        expect(answer.body.buffer.byteLength).toBe(answer.body.length);
-        expect(answer.body.byteOffset).toBe(0);
-        const text = answer.body.toString();
+        expect(bytes.length).toBeLessThan(4096);
+        expect(bytes.buffer.byteLength).toBe(bytes.length);
+        expect(bytes.byteOffset).toBe(0);
+        const text = bytes.toString();
         if (format === 'json') {
           const rows = (JSON.parse(text) as { result: { rows: { id: number }[] } }).result.rows;
           expect(rows.map((row) => row.id)).toEqual([offset, offset + 1]);
