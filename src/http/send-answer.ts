@@ -190,7 +190,7 @@ async function sendParts(sender: FileSender, body: PartsBody): Promise<number> {
 async function sendRows(out: Writable, body: FileBody | PartsBody, stalledMs: number): Promise<void> {
   const sender = new FileSender(out, stalledMs);
   if (body.head.length > 0) await sender.send(body.head);
-  let tail: Buffer;
+  let tail: Buffer | string;
   if (body.kind === 'parts') tail = body.tail(await sendParts(sender, body));
   else {
     await sender.sendFiles(body);

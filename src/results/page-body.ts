@@ -18,8 +18,8 @@ interface Body {
   readonly size: number | undefined;
   /** Whether it can be sent again (so an answer cache may keep it): only bytes in memory can. */
   readonly reusable: boolean;
-  /** These rows with the bytes before and after them (which may depend on the rows' bytes): the whole body. */
-  framed(head: Buffer, tail: (rowsBytes: number) => Buffer): PageBody;
+  /** These rows with the text before and after them (which may depend on the rows' bytes): the whole body. */
+  framed(head: string, tail: (rowsBytes: number) => string): PageBody;
   /** Removes the body's files, those written and those still being written. Never rejects. */
   discard(): Promise<void>;
 }
@@ -36,8 +36,8 @@ export class BytesBody implements Body {
     return this.bytes.length;
   }
 
-  framed(head: Buffer, tail: (rowsBytes: number) => Buffer): BytesBody {
-    return new BytesBody(ownedBytes([head, this.bytes, tail(this.bytes.length)]));
+  framed(head: string, tail: (rowsBytes: number) => string): BytesBody {
+    return new BytesBody(ownedBytes(head, this.bytes, tail(this.bytes.length)));
   }
 
   discard(): Promise<void> {
@@ -48,21 +48,21 @@ export class BytesBody implements Body {
 export const NO_ROWS = new BytesBody(EMPTY);
 
 /**
- * The parts joined in memory of their own, for an answer a cache keeps. Buffer.concat and
- * Buffer.from put a result under 4 KB into a shared 8 KB pool slab, and a kept view keeps its
- * whole slab alive, while the cache counts the answer at its length. Each answer cut its
- * head, rows, tail and their join from the pool, so few kept answers shared a slab.
- * Measured (2026-11-23, docs/library-notes.md): after `LOAD_REQUESTS=16000 npm run test:load`,
- * 3,102 kept answers held 2,229 slabs (17.4 MB; 11.5 MB of the live memory's 12 MB growth
- * over the phases, now 3 MB); 20,000 distinct one-row pages, counted 19.5 MB, added 63 MB of
- * live memory, now 29 MB.
+ * The rows between their head and tail, in memory of their own, for an answer a cache keeps.
+ * Buffer.concat and Buffer.from put a result under 4 KB into a shared 8 KB pool slab, and a
+ * kept view keeps its whole slab alive, while the cache counts the answer at its length. Each
+ * answer cut its head, rows, tail and their join from the pool, so few kept answers shared a
+ * slab. Measured (2026-11-23, docs/library-notes.md): after `LOAD_REQUESTS=16000 npm run
+ * test:load`, 3,102 kept answers held 2,229 slabs (17.4 MB; 11.5 MB of the live memory's
+ * 12 MB growth over the phases, now 3 MB); 20,000 distinct one-row pages, counted 19.5 MB,
+ * added 63 MB of live memory, now 29 MB. Head and tail are written straight into it.
  */
-function ownedBytes(parts: readonly Buffer[]): Buffer {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const bytes = Buffer.allocUnsafeSlow(length);
-  let at = 0;
-  for (const part of parts) at += part.copy(bytes, at);
+function ownedBytes(head: string, rows: Buffer, tail: string): Buffer {
+  const headBytes = Buffer.byteLength(head);
+  const bytes = Buffer.allocUnsafeSlow(headBytes + rows.length + Buffer.byteLength(tail));
+  bytes.write(head, 0);
+  rows.copy(bytes, headBytes);
+  bytes.write(tail, headBytes + rows.length);
   return bytes;
 }
 
@@ -95,8 +95,8 @@ export class FileBody implements Body {
     return this.head.length + this.rowsBytes + this.tail.length;
   }
 
-  framed(head: Buffer, tail: (rowsBytes: number) => Buffer): FileBody {
-    return new FileBody(this.files, this.rowsBytes, head, tail(this.rowsBytes));
+  framed(head: string, tail: (rowsBytes: number) => string): FileBody {
+    return new FileBody(this.files, this.rowsBytes, Buffer.from(head), Buffer.from(tail(this.rowsBytes)));
   }
 
   /**
@@ -165,11 +165,12 @@ export class PartsBody implements Body {
     /** What goes between two parts' rows (the format's separator). */
     readonly separator: Buffer,
     readonly head: Buffer = EMPTY,
-    readonly tail: (rowsBytes: number) => Buffer = () => EMPTY,
+    /** The text after the rows, given their bytes (known once they are sent). */
+    readonly tail: (rowsBytes: number) => string = () => '',
   ) {}
 
-  framed(head: Buffer, tail: (rowsBytes: number) => Buffer): PartsBody {
-    return new PartsBody(this.parts, this.separator, head, tail);
+  framed(head: string, tail: (rowsBytes: number) => string): PartsBody {
+    return new PartsBody(this.parts, this.separator, Buffer.from(head), tail);
   }
 
   discard(): Promise<void> {

@@ -45,11 +45,11 @@ export type RowsAsked = Pick<ResultRequest, 'columns' | 'filters' | 'sortBy'>;
 /** A request's rows compiled once, and the queries over them. */
 export interface RowsPlan {
   /** The returned columns, in the order asked for. */
-  columns: SnapshotColumn[];
-  filtered: boolean;
-  sorted: boolean;
+  readonly columns: SnapshotColumn[];
+  readonly filtered: boolean;
+  readonly sorted: boolean;
   /** The same for every request of the same rows, columns and format (for caches). */
-  key: string;
+  readonly key: string;
   select(wanted: RowsWanted): PageQuery;
   /** How many rows match the filters, as `n`. */
   count(): PageQuery;
@@ -58,7 +58,7 @@ export interface RowsPlan {
 /** Compiles a request's `columns`, `filters` and `sort_by`; their errors are the client's (400). */
 export function planRows(execution: Execution, asked: RowsAsked, format: FileFormat): RowsPlan {
   try {
-    return compilePlan(execution, asked, format);
+    return new CompiledRows(execution, asked, format);
   } catch (error) {
     // The query language's messages name the parameter and the position.
     if (error instanceof QueryLanguageError) throw badRequest(error.message);
@@ -66,56 +66,90 @@ export function planRows(execution: Execution, asked: RowsAsked, format: FileFor
   }
 }
 
-function compilePlan(execution: Execution, asked: RowsAsked, format: FileFormat): RowsPlan {
-  const all = execution.columns ?? [];
-  const columns = asked.columns ? resolveColumns(asked.columns, all) : all;
-  const filter = asked.filters ? compileFilters(asked.filters, all) : undefined;
-  const sort = asked.sortBy ? compileSortBy(asked.sortBy, all) : '';
-  const table = snapshotName(execution.id);
-  const rows = `SELECT ${format.selectList(columns)} FROM`;
-  const where = filter ? ` WHERE ${filter.sql}` : '';
-  const filterParams = (filter?.params ?? []) as SqlValue[];
-  const order = (ordinal: string) => ` ORDER BY ${sort ? `${sort}, ` : ''}${ordinal}`;
-  const window = (offset: number, limit: number | undefined): PageQuery => {
-    const params = [...filterParams];
-    let select = `${rows} ${table}${where}${order('rowid')}`;
+/**
+ * The SQL text is written only when a query is asked for: a page of a small result is cut from
+ * rows already in memory, and rendering the select list took a fifth of such a page's CPU
+ * (a sample of 10 rows of the metrics result, 35 µs per answer, in a profile).
+ */
+class CompiledRows implements RowsPlan {
+  readonly columns: SnapshotColumn[];
+  readonly filtered: boolean;
+  readonly sorted: boolean;
+  readonly key: string;
+  private readonly where: string;
+  private readonly filterParams: SqlValue[];
+  private readonly sort: string;
+  private rowsFrom?: string;
+
+  constructor(
+    private readonly execution: Execution,
+    asked: RowsAsked,
+    private readonly format: FileFormat,
+  ) {
+    const all = execution.columns ?? [];
+    this.columns = asked.columns ? resolveColumns(asked.columns, all) : all;
+    const filter = asked.filters ? compileFilters(asked.filters, all) : undefined;
+    this.sort = asked.sortBy ? compileSortBy(asked.sortBy, all) : '';
+    this.where = filter ? ` WHERE ${filter.sql}` : '';
+    this.filterParams = (filter?.params ?? []) as SqlValue[];
+    this.filtered = filter !== undefined;
+    this.sorted = Boolean(asked.sortBy);
+    this.key = JSON.stringify([
+      execution.id,
+      format.name,
+      this.columns.map((c) => c.name),
+      asked.filters ?? '',
+      asked.sortBy ?? '',
+    ]);
+  }
+
+  select(wanted: RowsWanted): PageQuery {
+    const table = snapshotName(this.execution.id);
+    this.rowsFrom ??= `SELECT ${this.format.selectList(this.columns)} FROM`;
+    const rows = this.rowsFrom;
+    switch (wanted.kind) {
+      case 'window':
+        return this.window(
+          `${rows} ${table}${this.where}${this.order('rowid')}`,
+          wanted.offset,
+          wanted.limit,
+        );
+      case 'sample':
+        return {
+          select: `${rows} (SELECT *, rowid AS __ordinal FROM ${table} ORDER BY random() LIMIT ?)${this.order('__ordinal')}`,
+          params: [wanted.count],
+        };
+      case 'rowIds':
+        return {
+          select: `${rows} ${table} WHERE rowid >= ? AND rowid < ?`,
+          params: [wanted.from, wanted.to],
+        };
+    }
+  }
+
+  count(): PageQuery {
+    return {
+      select: `SELECT count(*) AS n FROM ${snapshotName(this.execution.id)}${this.where}`,
+      params: this.filterParams,
+    };
+  }
+
+  /** ORDER BY the asked order, ties broken by `ordinal`. */
+  private order(ordinal: string): string {
+    return ` ORDER BY ${this.sort ? `${this.sort}, ` : ''}${ordinal}`;
+  }
+
+  private window(select: string, offset: number, limit: number | undefined): PageQuery {
+    const params = [...this.filterParams];
+    let sql = select;
     if (limit !== undefined) {
-      select += ' LIMIT ?';
+      sql += ' LIMIT ?';
       params.push(limit);
     }
     if (offset > 0) {
-      select += ' OFFSET ?';
+      sql += ' OFFSET ?';
       params.push(offset);
     }
-    return { select, params };
-  };
-  return {
-    columns,
-    filtered: filter !== undefined,
-    sorted: Boolean(asked.sortBy),
-    key: JSON.stringify([
-      execution.id,
-      format.name,
-      columns.map((c) => c.name),
-      asked.filters ?? '',
-      asked.sortBy ?? '',
-    ]),
-    select(wanted) {
-      switch (wanted.kind) {
-        case 'window':
-          return window(wanted.offset, wanted.limit);
-        case 'sample':
-          return {
-            select: `${rows} (SELECT *, rowid AS __ordinal FROM ${table} ORDER BY random() LIMIT ?)${order('__ordinal')}`,
-            params: [wanted.count],
-          };
-        case 'rowIds':
-          return {
-            select: `${rows} ${table} WHERE rowid >= ? AND rowid < ?`,
-            params: [wanted.from, wanted.to],
-          };
-      }
-    },
-    count: () => ({ select: `SELECT count(*) AS n FROM ${table}${where}`, params: filterParams }),
-  };
+    return { select: sql, params };
+  }
 }

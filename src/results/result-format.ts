@@ -84,10 +84,10 @@ const JSON_FORMAT: PageFormat = {
   rowEnd: ',',
   separator: Buffer.from(','),
   pathSuffix: '',
-  frame: (execution, state, page, next) => ({
-    ...resultsEnvelope(execution, state, page, next),
-    headers: NO_HEADERS,
-  }),
+  frame: (execution, state, page, next) => {
+    const { head, tail } = resultsEnvelope(execution, state, page, next);
+    return { head, tail, headers: NO_HEADERS };
+  },
   envelopeWithoutRows: true,
 };
 

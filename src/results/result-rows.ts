@@ -125,16 +125,18 @@ export class ResultRows {
     const total = all?.length ?? (await this.matching(execution, plan, request));
     const count = pageRowCount(request, total);
     checkDatapoints(count, plan.columns.length, cap, request);
-    const shape: PageShape = { columns: plan.columns, count, totalRowCount: total };
-    if (all)
-      return { ...shape, rows: new BytesBody(Buffer.from(joinRows(cut(all, request, count), format))) };
-    if (count === 0) return { ...shape, rows: NO_ROWS };
+    if (all) {
+      const rows = new BytesBody(Buffer.from(joinRows(cut(all, request, count), format)));
+      return { columns: plan.columns, count, totalRowCount: total, rows };
+    }
+    if (count === 0) return { columns: plan.columns, count, totalRowCount: total, rows: NO_ROWS };
     // A client paging within the cap follows next_uri: its next pages may be written ahead.
     const next =
       request.limit !== undefined && count * plan.columns.length <= cap ? request.limit : undefined;
     const asked: PageAsked = { plan, format, reader: readerOf(request) };
     const range: PageRange = { offset: request.offset, count, total, next };
-    return { ...shape, rows: await this.fromDatabase(execution, asked, request, range) };
+    const rows = await this.fromDatabase(execution, asked, request, range);
+    return { columns: plan.columns, count, totalRowCount: total, rows };
   }
 
   /** How many rows match the filters. */

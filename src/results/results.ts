@@ -146,7 +146,7 @@ export class Results {
         status: 200,
         contentType: format.contentType,
         headers,
-        body: page.rows.framed(Buffer.from(head), (rowsBytes) => Buffer.from(tail(rowsBytes))),
+        body: page.rows.framed(head, tail),
         datapoints: page.count * page.columns.length,
       };
       if (kept && answer.body.reusable) this.answers.set(key, answer);

@@ -69,7 +69,7 @@ function jsonAnswer(parts: Parts, tail: (rowsBytes: number) => string): Answer {
     status: 200,
     contentType: 'application/json',
     headers: {},
-    body: new PartsBody(parts, Buffer.from(',')).framed(Buffer.from('['), (n) => Buffer.from(tail(n))),
+    body: new PartsBody(parts, Buffer.from(',')).framed('[', tail),
     datapoints: 0,
   };
 }
