@@ -322,25 +322,27 @@ export class Queries {
       query.parameters,
       resolveValues(query.parameters, values, 'query_parameters'),
     );
-    const reads: TableRead[] = [];
+    // In the order the SQL names them: the names are looked up all at once, and end in any order.
+    const reads: (TableRead | undefined)[] = [];
     // Each name looked up on a connection of its own, as every check's (`sandbox`).
-    await sandboxSql(this.checker, sql, (name) =>
-      this.database.dedicated(async (session) => {
+    await sandboxSql(this.checker, sql, (name) => {
+      const slot = reads.push(undefined) - 1;
+      return this.database.dedicated(async (session) => {
         const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
         if (match) {
           const id = Number(match[1]);
           const target = await this.find(id, session);
           if (!target || !canSeeQuery(account, target)) return undefined;
-          reads.push({ queryId: id });
+          reads[slot] = { queryId: id };
           return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
         }
         const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
         const found = await tableResolver(session, account)({ schema: ref.namespace, table: ref.tableName });
-        if (found) reads.push(ref);
+        if (found) reads[slot] = ref;
         return found;
-      }),
-    );
-    return reads;
+      });
+    });
+    return reads.filter((read): read is TableRead => read !== undefined);
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
