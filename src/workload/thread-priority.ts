@@ -110,7 +110,30 @@ export function keepWorkerThreadsLower(niceness = WORKER_NICENESS): () => void {
   };
   const timer = setInterval(look, demoting ? SAMPLE_MS : LOOK_AGAIN_MS);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    // A thread of libuv's pool outlives the service that demoted it (tests start several
+    // services in one process): it is given its priority back rather than left at 19.
+    for (const [tid, thread] of seen) if (thread.demoted) setNiceness(tid, niceness);
+  };
+}
+
+function setNiceness(tid: number, niceness: number): boolean {
+  try {
+    os.setPriority(tid, niceness);
+    return true;
+  } catch {
+    return false; // Gone meanwhile.
+  }
+}
+
+/** Whether a thread is above the worker niceness now (demoted by a service that has stopped). */
+function demotedAlready(tid: number, niceness: number): boolean {
+  try {
+    return os.getPriority(tid) > niceness;
+  } catch {
+    return false;
+  }
 }
 
 function demoteLongWork(seen: Map<number, Seen>, now: number, niceness: number): void {
@@ -122,7 +145,7 @@ function demoteLongWork(seen: Map<number, Seen>, now: number, niceness: number):
     if (cpu === undefined) continue;
     const before = seen.get(tid);
     if (!before) {
-      seen.set(tid, { cpu, busySinceMs: undefined, demoted: false });
+      seen.set(tid, { cpu, busySinceMs: undefined, demoted: demotedAlready(tid, niceness) });
       continue;
     }
     const share = (cpu - before.cpu) / (SAMPLE_MS / 1000);
@@ -131,12 +154,7 @@ function demoteLongWork(seen: Map<number, Seen>, now: number, niceness: number):
     else if (share <= IDLE_SHARE) before.busySinceMs = undefined;
     const long = before.busySinceMs !== undefined && now - before.busySinceMs >= DEMOTE_AFTER_MS;
     if (long === before.demoted) continue;
-    try {
-      os.setPriority(tid, long ? LONG_WORK_NICENESS : niceness);
-      before.demoted = long;
-    } catch {
-      // Gone meanwhile.
-    }
+    if (setNiceness(tid, long ? LONG_WORK_NICENESS : niceness)) before.demoted = long;
   }
   for (const tid of seen.keys()) if (!alive.has(tid)) seen.delete(tid);
 }
