@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { runAnalyticsBenchmark } from './analytics.js';
 import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
 import { runPgwireBenchmark } from './pgwire.js';
@@ -16,7 +17,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, changes).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, changes, analytics).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   'whole-results': () => runWholeResultsBenchmark((line) => process.stderr.write(`whole-results: ${line}\n`)),
   pgwire: () => runPgwireBenchmark((line) => process.stderr.write(`pgwire: ${line}\n`)),
   team: () => runTeamDayBenchmark((line) => process.stderr.write(`team: ${line}\n`)),
+  analytics: () => runAnalyticsBenchmark((line) => process.stderr.write(`analytics: ${line}\n`)),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

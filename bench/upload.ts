@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BenchRow, median } from './bench-table.js';
 import { writeBenchmarkCsv } from './benchmark-csv.js';
+import { writeExportCsv } from './export-csv.js';
 import { writeMixedCsv } from './mixed-csv.js';
 import { measurePostgresCopy } from './postgres-copy.js';
 import { type Child, peakRss, runTs, startServiceProcess, waitForLine } from './processes.js';
@@ -43,9 +44,12 @@ function completeUtf8(bytes: Buffer): number {
 }
 
 /** The JSON upload body, written around the CSV without holding it as one string. */
-function writeBody(csvFile: string, bodyFile: string): void {
+export function writeBody(csvFile: string, bodyFile: string, tableName = 'bench'): void {
   const out = fs.openSync(bodyFile, 'w');
-  fs.writeSync(out, '{"table_name":"bench","description":"upload benchmark","is_private":false,"data":"');
+  fs.writeSync(
+    out,
+    `{"table_name":${JSON.stringify(tableName)},"description":"upload benchmark","is_private":false,"data":"`,
+  );
   const input = fs.openSync(csvFile, 'r');
   const buffer = Buffer.alloc(1 << 20);
   let carry = Buffer.alloc(0);
@@ -255,8 +259,11 @@ async function wideRow(columns: number, dir: string): Promise<BenchRow> {
   };
 }
 
-/** Which parts run: all by default; `npx tsx bench/upload.ts mixed wide` for some (mixed, six, wide). */
-export async function runUploadBenchmark(runs = 3, parts = ['mixed', 'six', 'wide']): Promise<BenchRow[]> {
+/** Which parts run: all by default; `npx tsx bench/upload.ts mixed wide` for some (mixed, export, six, wide). */
+export async function runUploadBenchmark(
+  runs = 3,
+  parts = ['mixed', 'export', 'six', 'wide'],
+): Promise<BenchRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-upload-'));
   const log = (line: string) => process.stderr.write(`upload: ${line}\n`);
   try {
@@ -264,6 +271,13 @@ export async function runUploadBenchmark(runs = 3, parts = ['mixed', 'six', 'wid
     // Aim the JSON bodies just under the limit: escaping adds about one byte per line.
     const sets = [
       { part: 'mixed', name: 'mixed values', write: writeMixedCsv, target: '≤ 1.2×', postgres: false },
+      {
+        part: 'export',
+        name: 'a database export (2-decimal money, comments of 20–120 characters)',
+        write: writeExportCsv,
+        target: '≤ 1.2×',
+        postgres: false,
+      },
       {
         part: 'six',
         name: 'six-decimal amounts',

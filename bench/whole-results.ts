@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { csvRowExpression, jsonRowExpression } from '../src/executions/row-rendering.js';
 import { Database } from '../src/storage/database.js';
 import { migrate } from '../src/storage/service-schema.js';
 import { api, BENCH_KEY as KEY } from './bench-api.js';
@@ -46,23 +47,64 @@ import type { WholeResultsAnswer, WholeResultsCommand } from './whole-results-cl
 const ROWS = Number(process.env.BENCH_WHOLE_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_WHOLE_ROUNDS ?? 3);
 const MAX_DATAPOINTS = 250_000;
-const COLUMNS = 6;
-/** The largest page the datapoint cap allows for six columns. */
-const PAGE_ROWS = Math.floor(MAX_DATAPOINTS / COLUMNS);
-/** A page size no request of the page walk uses, so that no such page has been written ahead. */
-const COLD_PAGE_ROWS = PAGE_ROWS - 1;
+
+/** A result to read whole: its SQL, columns, and the page sizes the datapoint cap gives it. */
+interface Shape {
+  name: string;
+  sql: string;
+  columns: number;
+  /** The largest page the datapoint cap allows. */
+  pageRows: number;
+  /** A page size no request of the page walk uses, so that no such page has been written ahead. */
+  coldPageRows: number;
+}
+
+function shape(name: string, columns: number, sql: string): Shape {
+  const pageRows = Math.floor(MAX_DATAPOINTS / columns);
+  return { name, sql, columns, pageRows, coldPageRows: pageRows - 1 };
+}
 
 /**
  * Six columns of the kinds users' results have: a bigint, a double, a varchar, a timestamp,
  * a boolean and a 0x address. Deterministic; the sandbox allows every function here.
  */
-const RESULT_SQL = `SELECT i AS block_number,
+const CHAIN = shape(
+  'chain',
+  6,
+  `SELECT i AS block_number,
   CAST((i * 7919) % 1000003 AS DOUBLE) / 1000 AS amount,
   'token_' || (i % 13) AS token,
   TIMESTAMP '2024-01-01' + to_seconds(i * 13) AS block_time,
   i % 3 = 0 AS staked,
   '0x' || lpad(lower(to_hex((i * 2654435761) % 1099511627776)), 40, '0') AS avs_address
-  FROM range(${ROWS}) r(i)`;
+  FROM range(${ROWS}) r(i)`,
+);
+
+/**
+ * Every type users' results carry (issue 27, part 3): timestamps with milliseconds, timestamps
+ * with time zone, doubles as tools print them (`0.30000000000000004`, `1e-7`, `123456.789`),
+ * 2- and 18-decimal decimals, big integers past 64 bits (HUGEINT), dates, text with quotes,
+ * commas and non-ASCII letters, and NULLs in a seventh of the rows of most columns.
+ */
+const TYPES = shape(
+  'types',
+  10,
+  `SELECT i AS id,
+  TIMESTAMP '2024-01-01 00:00:00' + to_milliseconds(i * 1237) AS at_ms,
+  CASE WHEN i % 7 = 1 THEN NULL ELSE TIMESTAMPTZ '2024-03-10 01:59:58+00' + to_milliseconds(i * 991) END AS at_tz,
+  CASE WHEN i % 7 = 2 THEN NULL ELSE (i % 1000) * 0.1 + (i % 3) * 0.2 END AS ratio,
+  CASE WHEN i % 7 = 3 THEN NULL ELSE CAST(i % 100003 AS DOUBLE) / 7 * power(10, (i % 11) - 5) END AS measure,
+  CAST((i * 7919) % 10000000 AS DECIMAL(18, 2)) / 100 AS price,
+  CASE WHEN i % 7 = 4 THEN NULL ELSE CAST(i AS DECIMAL(38, 18)) + 0.000000000123456789 END AS amount_eth,
+  CAST(i AS HUGEINT) * 1000000000000000000 + (i % 997) AS amount_wei,
+  DATE '2022-01-01' + CAST(i % 1096 AS INTEGER) AS day,
+  CASE WHEN i % 7 = 5 THEN NULL ELSE 'note ' || i || CASE i % 4 WHEN 0 THEN ', "quoted"' WHEN 1 THEN ' café' WHEN 2 THEN ' a\tb' ELSE '' END END AS note
+  FROM range(${ROWS}) r(i)`,
+);
+
+const SHAPES = [CHAIN, TYPES].filter(
+  (s) => !process.env.BENCH_WHOLE_SHAPES || process.env.BENCH_WHOLE_SHAPES.split(',').includes(s.name),
+);
 
 /** The HTTP client, in a process of its own (see whole-results-client.ts). */
 class Client {
@@ -92,10 +134,10 @@ class Client {
 }
 
 /** Runs the result's SQL through the API and waits until its execution has completed. */
-async function execute(base: string): Promise<string> {
+async function execute(base: string, sql: string): Promise<string> {
   const { execution_id: id } = await api<{ execution_id: string }>(`${base}/api/v1/sql/execute`, {
     method: 'POST',
-    body: JSON.stringify({ sql: RESULT_SQL, performance: 'medium' }),
+    body: JSON.stringify({ sql, performance: 'medium' }),
   });
   for (;;) {
     const status = await api<{ state: string; is_execution_finished: boolean }>(
@@ -137,10 +179,15 @@ async function onService(pid: number, work: () => Promise<Omit<Measured, 'cpu' |
 }
 
 /** Every JSON page through next_uri, from the first. */
-async function jsonPages(client: Client, base: string, id: string): Promise<Omit<Measured, 'cpu' | 'rss'>> {
+async function jsonPages(
+  client: Client,
+  base: string,
+  id: string,
+  pageRows: number,
+): Promise<Omit<Measured, 'cpu' | 'rss'>> {
   const walked = await client.run({
     kind: 'walk',
-    url: `${base}/api/v1/execution/${id}/results?limit=${PAGE_ROWS}`,
+    url: `${base}/api/v1/execution/${id}/results?limit=${pageRows}`,
     key: KEY,
   });
   if (walked.rows !== ROWS) throw new Error(`the pages held ${walked.rows} rows, not ${ROWS}`);
@@ -237,7 +284,37 @@ export async function runWholeResultsBenchmark(
   const client = new Client();
   const rows: BenchRow[] = [];
   try {
-    await direct.run(`CREATE TABLE result AS ${RESULT_SQL}`);
+    for (const measured of SHAPES) {
+      log(`${measured.name}: ${measured.columns} columns`);
+      rows.push(...(await measureShape(measured, { service, pid, direct, client, dir, log })));
+    }
+    rows.push(...(await renderingCosts(direct, log)));
+  } finally {
+    client.close();
+    direct.closeSync();
+    instance.closeSync();
+    await service.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+interface Setting {
+  service: { url: string };
+  pid: number;
+  direct: DuckDBConnection;
+  client: Client;
+  dir: string;
+  log: (line: string) => void;
+}
+
+/** One shape's rounds: JSON pages, one CSV and cold pages, each against DuckDB's COPY. */
+async function measureShape(shape: Shape, setting: Setting): Promise<BenchRow[]> {
+  const { service, pid, direct, client, dir, log } = setting;
+  const { columns: COLUMNS, pageRows: PAGE_ROWS, coldPageRows: COLD_PAGE_ROWS } = shape;
+  const rows: BenchRow[] = [];
+  {
+    await direct.run(`CREATE OR REPLACE TABLE result AS ${shape.sql}`);
     await direct.run('CHECKPOINT');
     const runs = {
       json: [] as Measured[],
@@ -258,7 +335,7 @@ export async function runWholeResultsBenchmark(
     let floor: { json: { child: Child; url: string }; csv: { child: Child; url: string } } | undefined;
     for (let round = 0; round < ROUNDS; round++) {
       // A new execution each round: the service's answer caches start cold, as for a reader of a new result.
-      const id = await execute(service.url);
+      const id = await execute(service.url, shape.sql);
       if (round === 0) {
         const lines = await csvLines(service.url, id);
         if (lines !== ROWS + 1) throw new Error(`the CSV held ${lines} lines, not ${ROWS + 1}`);
@@ -266,7 +343,7 @@ export async function runWholeResultsBenchmark(
       // Odd rounds measure DuckDB first: neither side always runs on a machine just warmed by the other.
       const duckFirst = round % 2 === 1;
       const duckJsonBefore = duckFirst ? await copyTo(direct, 'json', dir) : undefined;
-      const json = await onService(pid, () => jsonPages(client, service.url, id));
+      const json = await onService(pid, () => jsonPages(client, service.url, id, PAGE_ROWS));
       const duckJson = duckJsonBefore ?? (await copyTo(direct, 'json', dir));
       const duckCsvBefore = duckFirst ? await copyTo(direct, 'csv', dir) : undefined;
       const csv = await onService(pid, () => oneCsv(client, service.url, id));
@@ -315,7 +392,7 @@ export async function runWholeResultsBenchmark(
     const pageCount = runs.json[0]?.pages?.length ?? 0;
     const pageAt = (index: number) => median(runs.json.map((r) => r.pages?.[index] ?? 0)).toFixed(0);
     rows.push({
-      benchmark: 'whole results',
+      benchmark: `whole results (${shape.name})`,
       case: `JSON pages via next_uri, ${pageCount} of ${PAGE_ROWS.toLocaleString('en-US')} rows (${ROWS.toLocaleString('en-US')} rows × ${COLUMNS} columns)`,
       value: jsonMs,
       unit: 'ms',
@@ -330,7 +407,7 @@ export async function runWholeResultsBenchmark(
     const csvMs = median(runs.csv.map((r) => r.ms));
     const duckCsvMs = median(runs.duckCsv.map((r) => r.ms));
     rows.push({
-      benchmark: 'whole results',
+      benchmark: `whole results (${shape.name})`,
       case: `one CSV (ignore_max_datapoints_per_request), ${ROWS.toLocaleString('en-US')} rows × ${COLUMNS} columns`,
       value: csvMs,
       unit: 'ms',
@@ -342,7 +419,7 @@ export async function runWholeResultsBenchmark(
     const coldMs = cold.map((c) => median(c.ours));
     const coldDuck = cold.map((c) => median(c.duck));
     rows.push({
-      benchmark: 'whole results',
+      benchmark: `whole results (${shape.name})`,
       case: `one page of ${COLD_PAGE_ROWS.toLocaleString('en-US')} rows not written ahead, at offset 0 / ${coldOffsets
         .slice(1)
         .map((o) => o.toLocaleString('en-US'))
@@ -357,7 +434,7 @@ export async function runWholeResultsBenchmark(
     const growth = (r: Measured) => (r.rss ? r.rss.peak - r.rss.before : 0);
     const all = [...runs.json, ...runs.csv];
     rows.push({
-      benchmark: 'whole results',
+      benchmark: `whole results (${shape.name})`,
       case: 'server peak RSS while serving a whole result, above its RSS before',
       value: Math.max(...all.map(growth)) / 1e6,
       unit: 'MB',
@@ -367,11 +444,78 @@ export async function runWholeResultsBenchmark(
       server.child.process.kill('SIGTERM');
       await server.child.exited;
     }
+  }
+  return rows;
+}
+
+/** The column types whose rendering costs are measured, each as a 1,000,000-row column of TYPES. */
+const RENDERED_TYPES: { type: string; value: string }[] = [
+  { type: 'bigint', value: 'i * 7919' },
+  { type: 'double', value: 'CAST(i % 100003 AS DOUBLE) / 7 * power(10, (i % 11) - 5)' },
+  { type: 'decimal(18,2)', value: 'CAST((i * 7919) % 10000000 AS DECIMAL(18, 2)) / 100' },
+  { type: 'decimal(38,18)', value: 'CAST(i AS DECIMAL(38, 18)) + 0.000000000123456789' },
+  { type: 'hugeint', value: 'CAST(i AS HUGEINT) * 1000000000000000000 + (i % 997)' },
+  { type: 'timestamp', value: "TIMESTAMP '2024-01-01' + to_milliseconds(i * 1237)" },
+  {
+    type: 'timestamp with time zone',
+    value: "TIMESTAMPTZ '2024-03-10 01:59:58+00' + to_milliseconds(i * 991)",
+  },
+  { type: 'date', value: "DATE '2022-01-01' + CAST(i % 1096 AS INTEGER)" },
+  { type: 'boolean', value: 'i % 3 = 0' },
+  { type: 'varchar', value: `'note ' || i || CASE i % 2 WHEN 0 THEN ', "quoted"' ELSE ' café' END` },
+  { type: 'varchar with NULLs', value: `CASE WHEN i % 7 = 5 THEN NULL ELSE 'note ' || i END` },
+];
+
+/**
+ * What rendering costs per type (issue 27, part 3): DuckDB writing one column of 1,000,000
+ * values of the type as the service renders its JSON rows and its CSV lines
+ * (src/executions/row-rendering.ts), against DuckDB's own `COPY … TO` json and csv of the same
+ * column, in this process, median of 3 each.
+ */
+async function renderingCosts(direct: DuckDBConnection, log: (line: string) => void): Promise<BenchRow[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-rendering-'));
+  const out = path.join(dir, 'out');
+  const rows: BenchRow[] = [];
+  const timed = async (sql: string) => {
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      await direct.run(sql);
+      times.push(performance.now() - started);
+    }
+    return median(times);
+  };
+  try {
+    for (const { type, value } of RENDERED_TYPES) {
+      await direct.run(`CREATE OR REPLACE TABLE rendered AS SELECT ${value} AS v FROM range(1000000) r(i)`);
+      const [described] = (await direct.runAndReadAll('DESCRIBE rendered')).getRowObjects();
+      const columns = [{ name: 'v', type: String(described?.column_type).toLowerCase() }];
+      const service = {
+        json: await timed(
+          `COPY (SELECT ${jsonRowExpression(columns)} FROM rendered) TO '${out}' (FORMAT csv, HEADER false, QUOTE '', ESCAPE '')`,
+        ),
+        csv: await timed(
+          `COPY (SELECT ${csvRowExpression(columns)} FROM rendered) TO '${out}' (FORMAT csv, HEADER false, QUOTE '', ESCAPE '')`,
+        ),
+      };
+      const duck = {
+        json: await timed(`COPY rendered TO '${out}' (FORMAT json)`),
+        csv: await timed(`COPY rendered TO '${out}' (FORMAT csv)`),
+      };
+      log(
+        `rendering ${type}: JSON ${service.json.toFixed(0)} vs ${duck.json.toFixed(0)} ms, CSV ${service.csv.toFixed(0)} vs ${duck.csv.toFixed(0)} ms`,
+      );
+      rows.push({
+        benchmark: 'whole results (rendering)',
+        case: `${type}: 1,000,000 values as JSON rows / CSV lines`,
+        value: service.json,
+        unit: 'ms',
+        baseline: { name: 'COPY TO json', value: duck.json },
+        ratio: service.json / duck.json,
+        note: `CSV ${service.csv.toFixed(0)} vs COPY TO csv ${duck.csv.toFixed(0)} ms (${(service.csv / duck.csv).toFixed(2)}×)`,
+      });
+    }
   } finally {
-    client.close();
-    direct.closeSync();
-    instance.closeSync();
-    await service.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return rows;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { bundleWorkspace } from '../src/packaging/web-assets.js';
+import { bundleWebPages } from '../src/packaging/web-assets.js';
 import { type BenchRow, median } from './bench-table.js';
 import { startServiceProcess } from './processes.js';
 
@@ -98,7 +98,7 @@ export async function runWorkspaceBenchmark(): Promise<BenchRow[]> {
   const bundles: number[] = [];
   for (let i = 0; i < 3; i++) {
     const started = performance.now();
-    await bundleWorkspace();
+    await bundleWebPages();
     bundles.push(performance.now() - started);
   }
   rows.push({

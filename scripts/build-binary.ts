@@ -4,7 +4,7 @@
  *
  * How: a Node.js single executable application (SEA). esbuild bundles the service into one
  * CommonJS file (SEA runs CommonJS only, and its `require` sees built-in modules only); the
- * bundle, the project files (`queries/`, `public/settings/`), the workspace page's bundled
+ * bundle, the project files (`queries/`), the web pages' bundled
  * files and DuckDB's native library become SEA assets; the blob is injected with postject
  * into a copy of the Node binary running this script. Nothing is downloaded: it uses only what `npm ci` installed and the
  * Node that runs it. See the README's "Run as a single file" for why this approach.
@@ -23,7 +23,7 @@ import {
   type EmbeddedManifest,
   MANIFEST_ASSET,
 } from '../src/packaging/single-executable.js';
-import { bundleWorkspace } from '../src/packaging/web-assets.js';
+import { bundleWebPages } from '../src/packaging/web-assets.js';
 import { bundleCli, bundleSandboxWorker } from './bundle-cli.js';
 
 const BINARY_NAME = 'restaking-data-service';
@@ -118,7 +118,7 @@ async function collectAssets(
     projectFolders[folder] = entries;
   }
   const webAssets: Record<string, EmbeddedFile> = {};
-  for (const file of await bundleWorkspace()) {
+  for (const file of await bundleWebPages()) {
     webAssets[file.name] = addAsset(assets, workDir, `web/${file.name}`, file.contents, false);
   }
   // The addon and the shared library it links against ($ORIGIN), nothing else of the package.

@@ -8,6 +8,7 @@ import { type Config, duckdbAllowedDirectories, duckdbSettings } from './config/
 import { loadDemoData } from './demo/demo-data.js';
 import { Executions } from './executions/executions.js';
 import { Scheduler } from './executions/scheduler.js';
+import type { StatusWaitOptions } from './executions/status-wait.js';
 import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
 import type { RequestStep } from './http/request-step.js';
@@ -20,6 +21,7 @@ import { configuredQueryFiles, type QueryFile } from './queries/query-files.js';
 import { SqlChecker } from './queries/sandbox/checker-pool.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
+import { ANSWERS_TUNING, RESULT_ROWS_TUNING } from './results/tuning.js';
 import { Database } from './storage/database.js';
 import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
@@ -43,26 +45,6 @@ const SHUTDOWN_GRACE_MS = 3_000;
 /** How long queued writes get to commit at shutdown before they are interrupted. */
 const WRITE_GRACE_MS = 5_000;
 
-/** Results up to this many rows are cut into pages in memory (DESIGN §5's hot path). */
-const IN_MEMORY_RESULT_ROWS = 50_000;
-const ROW_CACHE_BYTES = 128 * 1024 * 1024;
-const ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
-/**
- * A page of a large result up to this size is kept in memory (and its answer cached); a
- * larger one is sent from the file DuckDB wrote it to, so memory does not grow with pages.
- */
-const IN_MEMORY_PAGE_BYTES = 1024 * 1024;
-/**
- * A long range of a result (a whole CSV, say) is written in parts of about this size, each
- * sent while DuckDB writes it; at most two are on disk at a time. Measured on 1,000,000
- * rows of six columns as one CSV (100 MB; a scratch A/B in one service, load ~1): parts of
- * a row group, two written at a time and each sent once written, 306–380 ms wall and
- * 470–520 ms of DuckDB's CPU; the whole range as one part sent while written, 243–341 ms
- * and 330–370 ms (one statement writes on every thread, and sending starts at its first rows).
- */
-const RESULT_PART_BYTES = 128 * 1024 * 1024;
-/** Large pages written ahead of the request for them (page-prefetch.ts). */
-const PAGES_AHEAD = { maxPages: 8, ttlMs: 30_000 };
 /** How often table versions past their hours are dropped. */
 const VERSION_EXPIRY_MS = 10 * 60_000;
 /** The operator's query files that may run at once (users' queries: MAX_RUNNING_QUERIES). */
@@ -100,6 +82,8 @@ export interface ServiceHooks {
   clock?: Clock;
   /** How often the views' scheduler looks at the clock (default: every second). */
   scheduleTickMs?: number;
+  /** When a status request waits for its execution's end (default: executions/status-wait.ts). */
+  statusWait?: StatusWaitOptions;
 }
 
 /** Statements that may run at once: every lane's slots, the readers, the writer. */
@@ -205,6 +189,7 @@ async function openWork(
         },
       },
       usersTimeoutSeconds: config.queryTimeoutSeconds,
+      ...(hooks.statusWait ? { statusWait: hooks.statusWait } : {}),
       storage: {
         maxResultBytes: config.maxResultBytes,
         keyResultBytes: config.resultStoragePerKey,
@@ -253,23 +238,15 @@ function openResults(
       fileIds.has(execution.queryId) ? String(execution.queryId) : 'users',
     ),
   );
-  const resultRows = new ResultRows(database, {
-    inMemoryMaxRows: IN_MEMORY_RESULT_ROWS,
-    cacheBytes: ROW_CACHE_BYTES,
-    tmpDir,
-    inMemoryPageBytes: IN_MEMORY_PAGE_BYTES,
-    partBytes: RESULT_PART_BYTES,
-    prefetch: PAGES_AHEAD,
-  });
+  const resultRows = new ResultRows(database, { ...RESULT_ROWS_TUNING, tmpDir });
   // A finished run's client asks for its first page next.
   executions.onFinished((execution, rows) => {
     if (rows) resultRows.remember(execution, rows);
   });
   const results = new Results(executions, resultRows, {
+    ...ANSWERS_TUNING,
     maxDatapointsPerRequest: config.maxDatapointsPerRequest,
     baseUrl,
-    cacheBytes: ANSWER_CACHE_BYTES,
-    maxCachedAnswerBytes: 2 * IN_MEMORY_PAGE_BYTES,
   });
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());

@@ -4,7 +4,7 @@ import { KEY_FILE_NAME } from '../auth/key-store.js';
 import type { Config } from '../config/config.js';
 import { loadConfig } from '../config/config.js';
 import { createLogger, type Logger } from '../log.js';
-import { workspaceAssets } from '../packaging/web-assets.js';
+import { webAssets } from '../packaging/web-assets.js';
 import { type RunningService, startService } from '../service.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -141,15 +141,12 @@ function printStart(config: Config, service: RunningService, logger: Logger, out
 function warmUp(service: RunningService, logger: Logger): void {
   // The first SQL is then not checked by a starting worker.
   service.sqlChecker.warm();
-  // The first visit then finds the workspace page ready.
+  // Bundled now, so that the first visit finds the pages ready.
   const bundling = performance.now();
-  workspaceAssets().then(
+  webAssets().then(
     (assets) =>
-      logger.debug(
-        { ms: Math.round(performance.now() - bundling), files: assets.length },
-        'workspace page ready',
-      ),
-    (error: unknown) => logger.error({ err: error }, 'the workspace page could not be bundled'),
+      logger.debug({ ms: Math.round(performance.now() - bundling), files: assets.length }, 'web pages ready'),
+    (error: unknown) => logger.error({ err: error }, 'the web pages could not be bundled'),
   );
 }
 

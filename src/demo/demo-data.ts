@@ -70,6 +70,37 @@ export function validateScale(scale: number): void {
   }
 }
 
+async function createSourceTables(session: Session): Promise<void> {
+  for (const source of SOURCE_TABLES) {
+    await createDeclaredTable(session, RESTAKING_NAMESPACE, source.name, source.columns, { replace: true });
+  }
+}
+
+/** Drops the load's scratch tables and records each source table in the catalog, counting its rows into `rows`. */
+async function catalogSourceTables(session: Session, rows: Record<SourceTableName, number>): Promise<void> {
+  for (const name of TEMP_TABLES) await session.run(`DROP TABLE IF EXISTS temp.${name}`);
+  const updatedAt = new Date();
+  for (const source of SOURCE_TABLES) {
+    const [count] = await session.all<{ n: bigint }>(
+      `SELECT count(*) AS n FROM ${qualifiedName(RESTAKING_NAMESPACE, source.name)}`,
+    );
+    const rowCount = Number(count?.n ?? 0);
+    rows[source.name] = rowCount;
+    // The tables are new: versions of the ones they replace would undo into them.
+    await dropVersions(session, { namespace: RESTAKING_NAMESPACE, tableName: source.name });
+    await saveTable(session, {
+      namespace: RESTAKING_NAMESPACE,
+      tableName: source.name,
+      description: source.description,
+      isPrivate: false,
+      updatedAt,
+      rowCount,
+      sizeBytes: rowCount * source.bytesPerRow,
+      declaredColumns: [...source.columns],
+    });
+  }
+}
+
 function steps(scale: number, rows: Record<SourceTableName, number>): Step[] {
   const sizes = demoSizes(scale);
   const stakerBatches = slices(0, sizes.stakers, Math.ceil(sizes.stakers / STAKERS_PER_BATCH));
@@ -81,16 +112,7 @@ function steps(scale: number, rows: Record<SourceTableName, number>): Step[] {
   const ofBatch = (name: string, i: number, count: number) =>
     count > 1 ? `${name} ${i + 1}/${count}` : name;
   return [
-    {
-      stage: 'tables',
-      run: async (session) => {
-        for (const source of SOURCE_TABLES) {
-          await createDeclaredTable(session, RESTAKING_NAMESPACE, source.name, source.columns, {
-            replace: true,
-          });
-        }
-      },
-    },
+    { stage: 'tables', run: createSourceTables },
     {
       stage: 'avs',
       run: async (session) => {
@@ -128,32 +150,7 @@ function steps(scale: number, rows: Record<SourceTableName, number>): Step[] {
         run: (session) => session.run(insertShareChangesSql(from, to)),
       }),
     ),
-    {
-      stage: 'catalog',
-      run: async (session) => {
-        for (const name of TEMP_TABLES) await session.run(`DROP TABLE IF EXISTS temp.${name}`);
-        const updatedAt = new Date();
-        for (const source of SOURCE_TABLES) {
-          const [count] = await session.all<{ n: bigint }>(
-            `SELECT count(*) AS n FROM ${qualifiedName(RESTAKING_NAMESPACE, source.name)}`,
-          );
-          const rowCount = Number(count?.n ?? 0);
-          rows[source.name] = rowCount;
-          // The tables are new: versions of the ones they replace would undo into them.
-          await dropVersions(session, { namespace: RESTAKING_NAMESPACE, tableName: source.name });
-          await saveTable(session, {
-            namespace: RESTAKING_NAMESPACE,
-            tableName: source.name,
-            description: source.description,
-            isPrivate: false,
-            updatedAt,
-            rowCount,
-            sizeBytes: rowCount * source.bytesPerRow,
-            declaredColumns: [...source.columns],
-          });
-        }
-      },
-    },
+    { stage: 'catalog', run: (session) => catalogSourceTables(session, rows) },
   ];
 }
 

@@ -23,6 +23,7 @@ import { KeyQuotas } from './key-quotas.js';
 import type { Lane, RunRequest, StorageLimits } from './run-request.js';
 import { type Running, RunResults, stop } from './run-results.js';
 import { dropSnapshot, SnapshotError } from './snapshot.js';
+import { type StatusWaitOptions, StatusWaits } from './status-wait.js';
 import { StoringWatch } from './storing-watch.js';
 
 /**
@@ -53,6 +54,8 @@ export interface ExecutionsOptions {
   usersTimeoutSeconds?: number;
   /** Users' results held to these limits (default: none; the `refresh` command runs without). */
   storage?: StorageLimits;
+  /** When a status request waits for the execution's end (default: status-wait.ts). */
+  statusWait?: StatusWaitOptions;
 }
 
 /**
@@ -98,6 +101,7 @@ export class Executions {
   private borrowings = 0;
   /** Other doors' statements waiting for a slot, refused at shutdown. */
   private readonly doors = new Map<string, (error: Error) => void>();
+  private readonly waits: StatusWaits;
 
   constructor(
     private readonly database: Database,
@@ -105,6 +109,7 @@ export class Executions {
     private readonly logger: Logger,
   ) {
     this.store = new ExecutionStore(database);
+    this.waits = new StatusWaits(options.statusWait);
     this.lanes = {
       operator: new FairLane(options.lanes?.operator ?? DEFAULT_LANE),
       users: new FairLane(options.lanes?.users ?? DEFAULT_LANE),
@@ -220,6 +225,16 @@ export class Executions {
     return undefined;
   }
 
+  /**
+   * The execution as a status request answers it: a request that follows closely the previous
+   * look at an unfinished execution waits for its end, a short while at most (status-wait.ts).
+   */
+  async statusLook(execution: Execution): Promise<Execution> {
+    if (isFinished(execution)) return execution;
+    await this.waits.look(execution.id);
+    return this.store.get(execution.id) ?? execution;
+  }
+
   /** Called with each execution that finished (any state), after its record is saved (see Listener). */
   onFinished(listener: Listener): void {
     this.listeners.push(listener);
@@ -244,6 +259,7 @@ export class Executions {
       submittedAt: new Date(),
     };
     this.store.remember(execution);
+    this.waits.submitted(execution.id);
     if (request.text !== undefined) this.store.holdText(execution.id, request.text);
     const timer = setTimeout(() => this.recordPending(execution.id), PENDING_RECORD_DELAY_MS);
     timer.unref();
@@ -355,6 +371,7 @@ export class Executions {
       stop(running);
     }
     this.watch?.close();
+    this.waits.close();
   }
 
   /**
@@ -500,6 +517,7 @@ export class Executions {
     this.unrecorded.delete(execution.id);
     this.latestResults.delete(execution.queryId);
     for (const listener of this.listeners) listener(execution, rows);
+    this.waits.ended(execution.id);
   }
 }
 

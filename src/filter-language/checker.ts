@@ -39,64 +39,15 @@ class Checker {
         return { kind: node.kind, operands: node.operands.map((operand) => this.check(operand)) };
       case 'not':
         return { kind: 'not', operand: this.check(node.operand) };
-      case 'compare': {
-        const column = this.column(node.column);
-        if (node.value.kind === 'null') {
-          const instead =
-            node.operator === '='
-              ? 'IS NULL'
-              : node.operator === '<>'
-                ? 'IS NOT NULL'
-                : 'IS NULL or IS NOT NULL';
-          throw this.source.error(
-            node.value.start,
-            `NULL cannot be compared with '${node.operatorText}'`,
-            `write ${displayName(column.name)} ${instead}`,
-          );
-        }
-        return {
-          kind: 'compare',
-          column,
-          operator: node.operator,
-          value: this.value(column, node.value, node.operatorText),
-        };
-      }
+      case 'compare':
+        return this.compare(node);
       case 'in': {
         const column = this.column(node.column);
         const values = node.values.map((value) => this.value(column, value, node.operatorText));
         return { kind: 'in', column, negated: node.negated, values };
       }
-      case 'like': {
-        const column = this.column(node.column);
-        if (column.type.kind !== 'varchar' && column.type.kind !== 'text') {
-          throw this.source.error(
-            node.column.start,
-            `${node.operatorText} needs a text column; ${displayName(column.name)} is ${column.typeName}`,
-          );
-        }
-        if (node.pattern.kind !== 'string') {
-          throw this.source.error(
-            node.pattern.start,
-            `expected a quoted pattern after ${node.operatorText}, found ${this.found(node.pattern)}`,
-            "for example 'eigen%' (% matches any text, _ one character)",
-          );
-        }
-        const nul = node.pattern.value.indexOf('\u0000');
-        if (nul !== -1) {
-          // DuckDB's ILIKE reads NUL as an escape character (LIKE does not): refuse it in both.
-          throw this.source.error(
-            node.pattern.start + 1 + nul,
-            `${node.operatorText} patterns cannot contain the NUL character (U+0000)`,
-          );
-        }
-        return {
-          kind: 'like',
-          column,
-          negated: node.negated,
-          caseInsensitive: node.caseInsensitive,
-          pattern: node.pattern.value,
-        };
-      }
+      case 'like':
+        return this.like(node);
       case 'between': {
         const column = this.column(node.column);
         return {
@@ -112,11 +63,63 @@ class Checker {
     }
   }
 
+  private compare(node: Extract<FilterSyntax, { kind: 'compare' }>): Filter {
+    const column = this.column(node.column);
+    if (node.value.kind === 'null') {
+      const instead =
+        node.operator === '=' ? 'IS NULL' : node.operator === '<>' ? 'IS NOT NULL' : 'IS NULL or IS NOT NULL';
+      throw this.source.error(
+        node.value.start,
+        `NULL cannot be compared with '${node.operatorText}'`,
+        `write ${displayName(column.name)} ${instead}`,
+      );
+    }
+    return {
+      kind: 'compare',
+      column,
+      operator: node.operator,
+      value: this.value(column, node.value, node.operatorText),
+    };
+  }
+
+  private like(node: Extract<FilterSyntax, { kind: 'like' }>): Filter {
+    const column = this.column(node.column);
+    if (column.type.kind !== 'varchar' && column.type.kind !== 'text') {
+      throw this.source.error(
+        node.column.start,
+        `${node.operatorText} needs a text column; ${displayName(column.name)} is ${column.typeName}`,
+      );
+    }
+    if (node.pattern.kind !== 'string') {
+      throw this.source.error(
+        node.pattern.start,
+        `expected a quoted pattern after ${node.operatorText}, found ${this.found(node.pattern)}`,
+        "for example 'eigen%' (% matches any text, _ one character)",
+      );
+    }
+    const nul = node.pattern.value.indexOf('\u0000');
+    if (nul !== -1) {
+      // DuckDB's ILIKE reads NUL as an escape character (LIKE does not): refuse it in both.
+      throw this.source.error(
+        node.pattern.start + 1 + nul,
+        `${node.operatorText} patterns cannot contain the NUL character (U+0000)`,
+      );
+    }
+    return {
+      kind: 'like',
+      column,
+      negated: node.negated,
+      caseInsensitive: node.caseInsensitive,
+      pattern: node.pattern.value,
+    };
+  }
+
   private column(ref: NameRef): CheckedColumn {
     const column = resolveColumn(this.source, this.columns, ref.name, ref.start);
     return { name: column.name, typeName: column.type, type: classifyType(column.type) };
   }
 
+  /** `literal` converted for `column`'s type; NULL, or a value of another kind, is refused here. */
   private value(column: CheckedColumn, literal: LiteralSyntax, operatorText: string): Value {
     if (literal.kind === 'null') {
       const where = operatorText.endsWith('IN') ? 'in an IN list' : `with ${operatorText}`;
@@ -130,90 +133,99 @@ class Checker {
     switch (type.kind) {
       case 'integer':
       case 'decimal':
-      case 'bignum': {
-        const text =
-          literal.kind === 'number' ? literal.text : literal.kind === 'string' ? literal.value.trim() : '';
-        const parsed = isNumberText(text) ? parseExactNumber(text) : undefined;
-        if (parsed === 'out-of-range') {
-          throw this.source.error(literal.start, `number with more than ${MAX_NUMBER_DIGITS} digits`);
-        }
-        if (parsed === undefined) {
-          throw this.mismatch(column, literal, 'a number');
-        }
-        return { type: 'exact', value: parsed };
-      }
-      case 'float': {
-        const parsed =
-          literal.kind === 'number'
-            ? Number(literal.text)
-            : literal.kind === 'string'
-              ? parseDouble(literal.value)
-              : undefined;
-        if (parsed === undefined) {
-          throw this.mismatch(column, literal, 'a number');
-        }
-        return { type: 'float', value: parsed };
-      }
+      case 'bignum':
+        return this.exact(column, literal);
+      case 'float':
+        return this.float(column, literal);
       case 'varchar':
       case 'text':
-        switch (literal.kind) {
-          case 'string':
-            return { type: 'text', value: literal.value };
-          case 'number':
-            return { type: 'text', value: literal.text };
-          case 'hex':
-            // Addresses are stored as lowercase 0x text; a hex literal means those bytes.
-            return { type: 'text', value: `0x${literal.digits.toLowerCase()}` };
-          default:
-            throw this.mismatch(column, literal, 'a quoted string', `quote it: '${this.raw(literal)}'`);
-        }
-      case 'boolean': {
-        const parsed =
-          literal.kind === 'boolean'
-            ? literal.value
-            : literal.kind === 'string'
-              ? parseBoolean(literal.value)
-              : undefined;
-        if (parsed === undefined) {
-          throw this.mismatch(column, literal, 'TRUE or FALSE');
-        }
-        return { type: 'boolean', value: parsed };
-      }
-      case 'date': {
-        const parsed = literal.kind === 'string' ? parseDate(literal.value) : undefined;
-        if (parsed === undefined) {
-          throw this.mismatch(column, literal, "a date such as '2024-01-31'");
-        }
-        return { type: 'date', value: parsed };
-      }
-      case 'timestamp': {
-        const parsed =
-          literal.kind === 'string' ? parseTimestamp(literal.value, type.fractionDigits) : undefined;
-        if (parsed === 'fraction') {
-          throw this.mismatch(
-            column,
-            literal,
-            `a timestamp with at most ${type.fractionDigits} fractional digits`,
-          );
-        }
-        if (parsed === undefined) {
-          throw this.mismatch(column, literal, "a timestamp such as '2024-01-31 12:00:00'");
-        }
-        return { type: 'timestamp', value: parsed };
-      }
-      case 'blob': {
-        const hex =
-          literal.kind === 'hex'
-            ? parseHexBytes(`0x${literal.digits}`)
-            : literal.kind === 'string'
-              ? parseHexBytes(literal.value)
-              : undefined;
-        if (hex === undefined) {
-          throw this.mismatch(column, literal, 'bytes as 0x followed by an even number of hex digits');
-        }
-        return { type: 'bytes', hex };
-      }
+        return this.text(column, literal);
+      case 'boolean':
+        return this.boolean(column, literal);
+      case 'date':
+        return this.date(column, literal);
+      case 'timestamp':
+        return this.timestamp(column, literal, type.fractionDigits);
+      case 'blob':
+        return this.bytes(column, literal);
     }
+  }
+
+  private exact(column: CheckedColumn, literal: LiteralSyntax): Value {
+    const text =
+      literal.kind === 'number' ? literal.text : literal.kind === 'string' ? literal.value.trim() : '';
+    const parsed = isNumberText(text) ? parseExactNumber(text) : undefined;
+    if (parsed === 'out-of-range') {
+      throw this.source.error(literal.start, `number with more than ${MAX_NUMBER_DIGITS} digits`);
+    }
+    if (parsed === undefined) throw this.mismatch(column, literal, 'a number');
+    return { type: 'exact', value: parsed };
+  }
+
+  private float(column: CheckedColumn, literal: LiteralSyntax): Value {
+    const parsed =
+      literal.kind === 'number'
+        ? Number(literal.text)
+        : literal.kind === 'string'
+          ? parseDouble(literal.value)
+          : undefined;
+    if (parsed === undefined) throw this.mismatch(column, literal, 'a number');
+    return { type: 'float', value: parsed };
+  }
+
+  private text(column: CheckedColumn, literal: LiteralSyntax): Value {
+    switch (literal.kind) {
+      case 'string':
+        return { type: 'text', value: literal.value };
+      case 'number':
+        return { type: 'text', value: literal.text };
+      case 'hex':
+        // Addresses are stored as lowercase 0x text; a hex literal means those bytes.
+        return { type: 'text', value: `0x${literal.digits.toLowerCase()}` };
+      default:
+        throw this.mismatch(column, literal, 'a quoted string', `quote it: '${this.raw(literal)}'`);
+    }
+  }
+
+  private boolean(column: CheckedColumn, literal: LiteralSyntax): Value {
+    const parsed =
+      literal.kind === 'boolean'
+        ? literal.value
+        : literal.kind === 'string'
+          ? parseBoolean(literal.value)
+          : undefined;
+    if (parsed === undefined) throw this.mismatch(column, literal, 'TRUE or FALSE');
+    return { type: 'boolean', value: parsed };
+  }
+
+  private date(column: CheckedColumn, literal: LiteralSyntax): Value {
+    const parsed = literal.kind === 'string' ? parseDate(literal.value) : undefined;
+    if (parsed === undefined) throw this.mismatch(column, literal, "a date such as '2024-01-31'");
+    return { type: 'date', value: parsed };
+  }
+
+  private timestamp(column: CheckedColumn, literal: LiteralSyntax, fractionDigits: 6 | 9): Value {
+    const parsed = literal.kind === 'string' ? parseTimestamp(literal.value, fractionDigits) : undefined;
+    if (parsed === 'fraction') {
+      throw this.mismatch(column, literal, `a timestamp with at most ${fractionDigits} fractional digits`);
+    }
+    if (parsed === undefined) {
+      throw this.mismatch(column, literal, "a timestamp such as '2024-01-31 12:00:00'");
+    }
+    return { type: 'timestamp', value: parsed };
+  }
+
+  private bytes(column: CheckedColumn, literal: LiteralSyntax): Value {
+    const hex =
+      literal.kind === 'hex'
+        ? parseHexBytes(`0x${literal.digits}`)
+        : literal.kind === 'string'
+          ? parseHexBytes(literal.value)
+          : undefined;
+    if (hex === undefined) {
+      throw this.mismatch(column, literal, 'bytes as 0x followed by an even number of hex digits');
+    }
+    return { type: 'bytes', hex };
   }
 
   private mismatch(column: CheckedColumn, literal: LiteralSyntax, expected: string, hint?: string): Error {

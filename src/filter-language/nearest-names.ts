@@ -3,7 +3,7 @@ import { distance } from 'fastest-levenshtein';
 /**
  * "Did you mean": the candidates nearest to a name that matched none, best first. A leaf
  * module (the filter language's `columns`, `filters` and `sort_by`, and users' SQL through
- * queries/name-suggestions.ts), given only names the caller may see.
+ * queries/sandbox/name-suggestions.ts), given only names the caller may see.
  *
  * Near means, ignoring case: the same name (`Total_tvl`), the name as one word of a longer
  * one (`trades` for `dataset_trades`, `amount` for `amount_usd`), or a few typing mistakes

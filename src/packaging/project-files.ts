@@ -3,13 +3,13 @@ import path from 'node:path';
 import { embeddedManifest, isSingleExecutable, readEmbedded } from './single-executable.js';
 
 /**
- * Files the service ships with (saved queries, the settings page): read from the source
+ * Files the service ships with (saved queries): read from the source
  * tree when run from it (tsx, tests), from the embedded copies in the single-file build.
  * The rest of the code asks here and never learns which, so both paths serve the same bytes.
  */
 
 /** The folders of the source tree that the single-file build embeds. */
-export const PROJECT_FOLDERS = ['queries', 'public/settings'] as const;
+export const PROJECT_FOLDERS = ['queries'] as const;
 export type ProjectFolder = (typeof PROJECT_FOLDERS)[number];
 
 export interface ProjectFile {

@@ -20,9 +20,9 @@ export interface EmbeddedFile {
 
 export interface EmbeddedManifest {
   version: string;
-  /** Folders of the source tree (`queries`, `public/settings`): relative path → file. */
+  /** Folders of the source tree (`queries`): relative path → file. */
   projectFiles: Record<string, Record<string, EmbeddedFile>>;
-  /** The workspace page's bundled files (web-assets.ts), by name; absent in older builds. */
+  /** The web pages' bundled files (web-assets.ts), by name; absent in older builds. */
   webAssets?: Record<string, EmbeddedFile>;
   /** The sandbox's check worker (src/queries/sandbox/check-worker.ts) bundled as CommonJS. */
   sandboxWorker?: EmbeddedFile;

@@ -2,13 +2,16 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import type { BuildOptions, BuildResult } from 'esbuild';
 import { sourceRoot } from './project-files.js';
 import { embeddedManifest, isSingleExecutable, readEmbedded } from './single-executable.js';
 
 /**
- * The workspace page's files (the web page at `/`): its TypeScript and CSS in
- * `web/workspace/`, bundled by esbuild with the libraries it imports from npm (CodeMirror,
- * Observable Plot), so that nothing the page loads comes from anywhere but this server.
+ * The service's web pages, built from `web/`: the workspace at `/` (`web/workspace/`) and the
+ * data settings page at `/settings/data` (`web/settings/`), two entries of one esbuild bundle
+ * that share what both use (`web/shared/`: the API client, signing in, formatting) as a file
+ * of its own. The libraries the workspace imports from npm (CodeMirror, Observable Plot) are
+ * bundled too, so that nothing a page loads comes from anywhere but this server.
  *
  * When: on demand (`serve` asks right after listening, in the background), once per process,
  * in memory: no step a person runs, no build output in the repository. A bundle takes
@@ -19,10 +22,10 @@ import { embeddedManifest, isSingleExecutable, readEmbedded } from './single-exe
  * cannot run inside that file). Measured 2026-11-22, load average 3.
  */
 
-export const WORKSPACE_SOURCES = 'web/workspace';
+export const WEB_SOURCES = 'web';
 
 export interface WebAsset {
-  /** `index.html`, or a file name with a hash of its contents, e.g. `workspace-EOJCXUHR.js`. */
+  /** A page (`index.html`, `settings.html`), or a file name with a hash of its contents, e.g. `workspace-EOJCXUHR.js`. */
   name: string;
   contents: Buffer;
 }
@@ -33,15 +36,49 @@ export interface ServedAsset extends WebAsset {
   brotli: Buffer;
 }
 
-/** What index.html refers to, replaced by the hashed names of the bundle's files. */
-const PAGE_REFERENCES = {
-  script: '/assets/workspace.js',
-  style: '/assets/workspace.css',
-  licenses: '/assets/licenses.txt',
-} as const;
+/** Pages are served at their own paths, never as files under /assets. */
+export const isPage = (name: string) => name.endsWith('.html');
 
-/** Files of web/workspace served as they are (under a hashed name), by their reference in index.html. */
-const STATIC_FILES: Record<string, string> = { '/assets/favicon.svg': 'favicon.svg' };
+interface PageSource {
+  /** Its name in the bundle, which its route asks for. */
+  name: string;
+  /** Its HTML, under web/. */
+  html: string;
+  /** What the HTML refers to → the source (under web/) whose output replaces the reference. */
+  entries: Record<string, string>;
+}
+
+const PAGES: PageSource[] = [
+  {
+    name: 'index.html',
+    html: 'workspace/index.html',
+    entries: {
+      '/assets/workspace.js': 'workspace/workspace.ts',
+      '/assets/workspace.css': 'workspace/workspace.css',
+    },
+  },
+  {
+    name: 'settings.html',
+    html: 'settings/index.html',
+    entries: {
+      '/assets/settings.js': 'settings/settings.ts',
+      '/assets/settings.css': 'settings/settings.css',
+    },
+  },
+];
+
+/**
+ * Loaded with import() when first needed (the chart library, 40% of the workspace's script):
+ * named as entries, so that their files say what they are (`chart-library-….js`) rather than
+ * `chunk-….js`, the files the pages share.
+ */
+const LAZY_ENTRIES = ['workspace/chart-library.ts'];
+
+/** Files of web/ served as they are (under a hashed name), by their reference in a page. */
+const STATIC_FILES: Record<string, string> = { '/assets/favicon.svg': 'workspace/favicon.svg' };
+
+/** The notices of the bundled packages, by its reference in a page. */
+const LICENSES = '/assets/licenses.txt';
 
 interface PackageInfo {
   name: string;
@@ -90,7 +127,7 @@ function noticesFile(inputs: string[]): string {
   const sections = [...packages.values()]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((p) => `${p.name} ${p.version} (${p.license})\n\n${p.notice || '(no licence file in the package)'}`);
-  return `The workspace page bundles these packages from npm:\n\n${sections.join(`\n\n${'-'.repeat(72)}\n\n`)}\n`;
+  return `The service's web pages bundle these packages from npm:\n\n${sections.join(`\n\n${'-'.repeat(72)}\n\n`)}\n`;
 }
 
 const hashedName = (base: string, extension: string, contents: Uint8Array | string) =>
@@ -102,17 +139,19 @@ interface Bundle {
   inputs: string[];
 }
 
-async function runBundler(root: string): Promise<Bundle> {
-  const { build } = await import('esbuild');
-  const dir = path.join(root, WORKSPACE_SOURCES);
-  const result = await build({
+const sourcePath = (file: string) => `${WEB_SOURCES}/${file}`;
+
+function esbuildOptions(root: string): BuildOptions & { write: false; metafile: true } {
+  const entries = [...PAGES.flatMap((page) => Object.values(page.entries)), ...LAZY_ENTRIES];
+  return {
     absWorkingDir: root,
-    entryPoints: [path.join(dir, 'workspace.ts'), path.join(dir, 'workspace.css')],
-    outdir: path.join(dir, 'out'),
-    // File names carry a hash of their contents (esbuild's), as the page's chunks import them.
+    entryPoints: entries.map((file) => path.join(root, WEB_SOURCES, file)),
+    outdir: path.join(root, WEB_SOURCES, 'out'),
+    // File names carry a hash of their contents (esbuild's), as the pages' scripts import them.
     entryNames: '[name]-[hash]',
     chunkNames: 'chunk-[hash]',
-    // What is imported with import() (the chart library) loads when first needed.
+    // What the pages share is a file of its own; what is imported with import() loads when
+    // first needed.
     splitting: true,
     bundle: true,
     minify: true,
@@ -123,51 +162,87 @@ async function runBundler(root: string): Promise<Bundle> {
     metafile: true,
     legalComments: 'none',
     logLevel: 'silent',
-  });
-  const assets: WebAsset[] = [];
-  const names = new Map<string, string>();
-  // The metafile names files relative to absWorkingDir, with '/' (a chunk loaded by import()
-  // is an entry point of its own there too).
-  const entries: Record<string, string> = {
-    [`${WORKSPACE_SOURCES}/workspace.ts`]: PAGE_REFERENCES.script,
-    [`${WORKSPACE_SOURCES}/workspace.css`]: PAGE_REFERENCES.style,
   };
+}
+
+/** The bundle's output files, and each source entry's output file name. */
+function outputsOf(result: BuildResult<{ write: false; metafile: true }>, root: string) {
+  const assets: WebAsset[] = [];
+  const byEntry = new Map<string, string>();
+  /** Each script's static imports (the shared chunk), by its name. */
+  const imports = new Map<string, string[]>();
   for (const output of result.outputFiles) {
     const name = path.basename(output.path);
-    const entry =
-      result.metafile.outputs[path.relative(root, output.path).split(path.sep).join('/')]?.entryPoint;
-    const reference = entry === undefined ? undefined : entries[entry];
-    if (reference) names.set(reference, name);
+    // The metafile names files relative to absWorkingDir, with '/'.
+    const meta = result.metafile.outputs[path.relative(root, output.path).split(path.sep).join('/')];
+    if (meta?.entryPoint) byEntry.set(meta.entryPoint, name);
+    const statics = (meta?.imports ?? []).filter((i) => i.kind === 'import-statement');
+    imports.set(
+      name,
+      statics.map((i) => path.basename(i.path)),
+    );
     assets.push({ name, contents: Buffer.from(output.contents) });
   }
-  if (names.size !== 2) throw new Error(`the bundle's entry files were not found: ${[...names.values()]}`);
+  return { assets, byEntry, imports };
+}
+
+/**
+ * A page's HTML with its references replaced by the bundle's file names, and its script's
+ * shared files announced (modulepreload), so that the browser asks for them at once rather
+ * than after reading the script.
+ */
+function pageHtml(
+  root: string,
+  page: PageSource,
+  names: Map<string, string>,
+  imports: Map<string, string[]>,
+) {
+  const file = sourcePath(page.html);
+  let html = fs.readFileSync(path.join(root, file), 'utf8');
+  for (const reference of Object.keys(page.entries)) {
+    if (!html.includes(reference)) throw new Error(`${file} does not refer to ${reference}`);
+  }
+  const preloads = Object.keys(page.entries)
+    .flatMap((reference) => imports.get(names.get(reference) ?? '') ?? [])
+    .map((chunk) => `    <link rel="modulepreload" href="/assets/${chunk}" />\n`);
+  if (!html.includes('\n  </head>')) throw new Error(`${file} has no '  </head>' line`);
+  html = html.replace('\n  </head>', `\n${preloads.join('')}  </head>`);
+  for (const [reference, name] of names) html = html.replaceAll(reference, `/assets/${name}`);
+  return { file, contents: Buffer.from(html) };
+}
+
+async function runBundler(root: string): Promise<Bundle> {
+  const { build } = await import('esbuild');
+  const result = await build(esbuildOptions(root));
+  const { assets, byEntry, imports } = outputsOf(result, root);
+  const names = new Map<string, string>();
+  for (const page of PAGES) {
+    for (const [reference, source] of Object.entries(page.entries)) {
+      const name = byEntry.get(sourcePath(source));
+      if (!name) throw new Error(`the bundle has no file for ${source}`);
+      names.set(reference, name);
+    }
+  }
   const inputs = Object.keys(result.metafile.inputs);
   const notices = noticesFile(inputs.map((input) => path.resolve(root, input)));
   const licenses = hashedName('licenses', '.txt', notices);
-  names.set(PAGE_REFERENCES.licenses, licenses);
+  names.set(LICENSES, licenses);
   assets.push({ name: licenses, contents: Buffer.from(notices) });
 
-  const staticInputs: string[] = [];
   for (const [reference, file] of Object.entries(STATIC_FILES)) {
-    const contents = fs.readFileSync(path.join(dir, file));
+    const contents = fs.readFileSync(path.join(root, sourcePath(file)));
     const name = hashedName(path.basename(file, path.extname(file)), path.extname(file), contents);
     names.set(reference, name);
     assets.push({ name, contents });
-    staticInputs.push(path.join(WORKSPACE_SOURCES, file));
+    inputs.push(sourcePath(file));
   }
-
-  const pageFile = path.join(WORKSPACE_SOURCES, 'index.html');
-  let page = fs.readFileSync(path.join(root, pageFile), 'utf8');
-  for (const [reference, name] of names) {
-    if (!page.includes(reference)) throw new Error(`${pageFile} does not refer to ${reference}`);
-    page = page.replaceAll(reference, `/assets/${name}`);
-  }
-  assets.unshift({ name: 'index.html', contents: Buffer.from(page) });
-  return { assets, inputs: [...inputs, ...staticInputs, pageFile] };
+  const pages = PAGES.map((page) => ({ name: page.name, ...pageHtml(root, page, names, imports) }));
+  assets.unshift(...pages.map(({ name, contents }) => ({ name, contents })));
+  return { assets, inputs: [...inputs, ...pages.map((page) => page.file)] };
 }
 
-/** Bundles the workspace from the source tree (for the single-file build, which embeds it). */
-export async function bundleWorkspace(): Promise<WebAsset[]> {
+/** Bundles the pages from the source tree (for the single-file build, which embeds them). */
+export async function bundleWebPages(): Promise<WebAsset[]> {
   return (await runBundler(sourceRoot())).assets;
 }
 
@@ -199,8 +274,7 @@ interface CachedBundle {
   assets: { name: string; contents: string; gzip: string; brotli: string }[];
 }
 
-const cacheFile = (root: string) =>
-  path.join(root, 'node_modules', '.cache', 'workspace-page', 'bundle.json');
+const cacheFile = (root: string) => path.join(root, 'node_modules', '.cache', 'web-pages', 'bundle.json');
 
 /** A digest of every input's path and bytes, of this file and of the bundler's version. */
 async function digestOf(root: string, inputs: string[]): Promise<string | undefined> {
@@ -276,11 +350,11 @@ async function fromSourceTree(): Promise<ServedAsset[]> {
 let loading: Promise<ServedAsset[]> | undefined;
 
 /**
- * The workspace's files: the embedded ones in the single-file build, else bundled (or read
+ * The pages' files: the embedded ones in the single-file build, else bundled (or read
  * from the cache) once. A failed bundle (a mistake in the page's sources while developing)
  * is tried again on the next call.
  */
-export function workspaceAssets(): Promise<ServedAsset[]> {
+export function webAssets(): Promise<ServedAsset[]> {
   if (!loading) {
     loading = isSingleExecutable()
       ? Promise.resolve(

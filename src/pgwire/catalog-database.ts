@@ -107,6 +107,60 @@ async function insertRows(
   );
 }
 
+/** Every shared relation of the two catalog schemas, empty, in its `shared_` schema. */
+async function createSharedRelations(connection: DuckDBConnection): Promise<void> {
+  for (const [source, schema] of Object.entries(SHARED_SCHEMA)) {
+    await connection.run(`CREATE SCHEMA ${schema}`);
+    for (const qualified of Object.keys(relations).filter((r) => r.startsWith(`${source}.`))) {
+      const name = qualified.slice(source.length + 1);
+      const columns = columnsOf(qualified);
+      await connection.run(
+        `CREATE TABLE ${schema}.${quote(name)} (${columns.map((c) => `${quote(c.name)} ${c.type}`).join(', ')})`,
+      );
+    }
+  }
+}
+
+/** The one database clients see, `dune`. */
+const THE_DATABASE = {
+  oid: DATABASE_OID,
+  datname: 'dune',
+  datdba: 10,
+  encoding: 6,
+  datlocprovider: 'c',
+  datistemplate: false,
+  datallowconn: true,
+  datconnlimit: -1,
+  dattablespace: 1663,
+  datcollate: 'C.UTF-8',
+  datctype: 'C.UTF-8',
+};
+
+/** The rows every caller shares: built-in types and the like, the database, the settings. */
+async function fillSharedRelations(connection: DuckDBConnection): Promise<void> {
+  const pgCatalog = (name: string) => `${SHARED_SCHEMA.pg_catalog}.${name}`;
+  for (const [name, rows] of Object.entries(staticRows)) {
+    await insertRows(connection, pgCatalog(name), columnsOf(`pg_catalog.${name}`), rows);
+  }
+  await insertRows(connection, pgCatalog('pg_database'), columnsOf('pg_catalog.pg_database'), [THE_DATABASE]);
+  const settings = new SessionSettings('').all();
+  await insertRows(
+    connection,
+    pgCatalog('pg_settings'),
+    columnsOf('pg_catalog.pg_settings'),
+    settings.map((s) => ({
+      name: s.name,
+      setting: s.setting,
+      context: 'user',
+      vartype: 'string',
+      source: 'default',
+      boot_val: s.setting,
+      reset_val: s.setting,
+      pending_restart: false,
+    })),
+  );
+}
+
 export class CatalogDatabase {
   private readonly callers = new Map<string, { schema: string; digest: string; used: number }>();
   private readonly building = new Map<string, Promise<string>>();
@@ -121,60 +175,8 @@ export class CatalogDatabase {
     const connection = await instance.connect();
     try {
       await connection.run("SET GLOBAL TimeZone = 'UTC'");
-      for (const [source, schema] of Object.entries(SHARED_SCHEMA)) {
-        await connection.run(`CREATE SCHEMA ${schema}`);
-        for (const qualified of Object.keys(relations).filter((r) => r.startsWith(`${source}.`))) {
-          const name = qualified.slice(source.length + 1);
-          const columns = columnsOf(qualified);
-          await connection.run(
-            `CREATE TABLE ${schema}.${quote(name)} (${columns.map((c) => `${quote(c.name)} ${c.type}`).join(', ')})`,
-          );
-        }
-      }
-      for (const [name, rows] of Object.entries(staticRows)) {
-        await insertRows(
-          connection,
-          `${SHARED_SCHEMA.pg_catalog}.${name}`,
-          columnsOf(`pg_catalog.${name}`),
-          rows,
-        );
-      }
-      await insertRows(
-        connection,
-        `${SHARED_SCHEMA.pg_catalog}.pg_database`,
-        columnsOf('pg_catalog.pg_database'),
-        [
-          {
-            oid: DATABASE_OID,
-            datname: 'dune',
-            datdba: 10,
-            encoding: 6,
-            datlocprovider: 'c',
-            datistemplate: false,
-            datallowconn: true,
-            datconnlimit: -1,
-            dattablespace: 1663,
-            datcollate: 'C.UTF-8',
-            datctype: 'C.UTF-8',
-          },
-        ],
-      );
-      const settings = new SessionSettings('').all();
-      await insertRows(
-        connection,
-        `${SHARED_SCHEMA.pg_catalog}.pg_settings`,
-        columnsOf('pg_catalog.pg_settings'),
-        settings.map((s) => ({
-          name: s.name,
-          setting: s.setting,
-          context: 'user',
-          vartype: 'string',
-          source: 'default',
-          boot_val: s.setting,
-          reset_val: s.setting,
-          pending_restart: false,
-        })),
-      );
+      await createSharedRelations(connection);
+      await fillSharedRelations(connection);
       await defineFunctions(connection);
       // No file, setting or extension is reachable from a catalog query.
       await connection.run('SET allowed_directories = []');

@@ -1,5 +1,11 @@
 import type { Account } from '../auth/account.js';
-import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from '../queries/parse-tree.js';
+import {
+  isTreeObject,
+  readTree,
+  type TreeObject,
+  type TreeValue,
+  writeTree,
+} from '../queries/sandbox/parse-tree.js';
 import type { Database } from '../storage/database.js';
 import { listTables, type TableListing } from '../tables/table-catalog.js';
 import type { StatementInterrupts } from './cancel.js';

@@ -1,5 +1,5 @@
 import type { Account } from '../auth/account.js';
-import { isTreeObject, type TreeObject, type TreeValue } from '../queries/parse-tree.js';
+import { isTreeObject, type TreeObject, type TreeValue } from '../queries/sandbox/parse-tree.js';
 import { callerTableName, isCatalogRelation, PER_CALLER, SHARED_SCHEMA } from './catalog-database.js';
 import { CALLER_FUNCTIONS } from './catalog-functions.js';
 import type { SessionSettings } from './session-settings.js';

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { SqlRefused } from '../queries/sandbox.js';
+import { SqlRefused } from '../queries/sandbox/refusals.js';
 import { DatabaseClosingError } from '../storage/database.js';
 import {
   duckdbErrorType,

@@ -1,4 +1,4 @@
-import type { SandboxedSql } from '../queries/sandbox.js';
+import type { SandboxedSql } from '../queries/sandbox/sandbox-sql.js';
 
 /**
  * What the wire keeps between statements for SQL that reads no table. Such SQL means the same

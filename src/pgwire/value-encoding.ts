@@ -144,38 +144,19 @@ export function valueBinary(value: DuckDBValue, type: DuckDBType): Buffer {
     case OID.int4:
     case OID.int8:
       return integerBinary(BigInt(value as number | bigint), pg.length);
-    case OID.float4: {
-      const buffer = Buffer.allocUnsafe(4);
-      buffer.writeFloatBE(value as number);
-      return buffer;
-    }
-    case OID.float8: {
-      const buffer = Buffer.allocUnsafe(8);
-      buffer.writeDoubleBE(value as number);
-      return buffer;
-    }
+    case OID.float4:
+      return floatBinary(value as number, 4);
+    case OID.float8:
+      return floatBinary(value as number, 8);
     case OID.bytea:
       return Buffer.from((value as DuckDBBlobValue).bytes);
     case OID.numeric:
       return numericBinary(valueText(value, type));
-    case OID.date: {
-      const days = (value as DuckDBDateValue).days;
-      const buffer = Buffer.allocUnsafe(4);
-      buffer.writeInt32BE(
-        Math.abs(days) === 2147483647 ? (days > 0 ? 2147483647 : -2147483648) : days - PG_EPOCH_DAYS,
-      );
-      return buffer;
-    }
+    case OID.date:
+      return dateBinary((value as DuckDBDateValue).days);
     case OID.timestamp:
-    case OID.timestamptz: {
-      const micros =
-        type.typeId === DuckDBTypeId.TIMESTAMP_TZ
-          ? (value as DuckDBTimestampTZValue).micros
-          : timestampOf(value, type);
-      const pgMicros =
-        micros === INT64_MAX ? INT64_MAX : micros === -INT64_MAX ? -INT64_MAX - 1n : micros - PG_EPOCH_MICROS;
-      return integerBinary(pgMicros, 8);
-    }
+    case OID.timestamptz:
+      return timestampBinary(value, type);
     case OID.time:
       return integerBinary(
         type.typeId === DuckDBTypeId.TIME_NS
@@ -183,33 +164,67 @@ export function valueBinary(value: DuckDBValue, type: DuckDBType): Buffer {
           : (value as DuckDBTimeValue).micros,
         8,
       );
-    case OID.timetz: {
-      const time = value as DuckDBTimeTZValue;
-      const buffer = Buffer.allocUnsafe(12);
-      buffer.writeBigInt64BE(time.micros);
-      buffer.writeInt32BE(-time.offset, 8);
-      return buffer;
-    }
-    case OID.interval: {
-      const interval = value as DuckDBIntervalValue;
-      const buffer = Buffer.allocUnsafe(16);
-      buffer.writeBigInt64BE(interval.micros);
-      buffer.writeInt32BE(interval.days, 8);
-      buffer.writeInt32BE(interval.months, 12);
-      return buffer;
-    }
-    case OID.uuid: {
-      const buffer = Buffer.allocUnsafe(16);
-      const n = (value as DuckDBUUIDValue).toUint128();
-      buffer.writeBigUInt64BE(n >> 64n);
-      buffer.writeBigUInt64BE(n & 0xffffffffffffffffn, 8);
-      return buffer;
-    }
+    case OID.timetz:
+      return timetzBinary(value as DuckDBTimeTZValue);
+    case OID.interval:
+      return intervalBinary(value as DuckDBIntervalValue);
+    case OID.uuid:
+      return uuidBinary(value as DuckDBUUIDValue);
     default:
       if (type.typeId === DuckDBTypeId.LIST || type.typeId === DuckDBTypeId.ARRAY)
         return arrayBinary(value as DuckDBListValue | DuckDBArrayValue, type.valueType, pg);
       return Buffer.from(valueText(value, type), 'utf8');
   }
+}
+
+function floatBinary(value: number, bytes: number): Buffer {
+  const buffer = Buffer.allocUnsafe(bytes);
+  if (bytes === 4) buffer.writeFloatBE(value);
+  else buffer.writeDoubleBE(value);
+  return buffer;
+}
+
+/** Days since 2000-01-01; DuckDB's infinities as PostgreSQL's. */
+function dateBinary(days: number): Buffer {
+  const buffer = Buffer.allocUnsafe(4);
+  buffer.writeInt32BE(
+    Math.abs(days) === 2147483647 ? (days > 0 ? 2147483647 : -2147483648) : days - PG_EPOCH_DAYS,
+  );
+  return buffer;
+}
+
+/** Microseconds since 2000-01-01; DuckDB's infinities as PostgreSQL's. */
+function timestampBinary(value: DuckDBValue, type: DuckDBType): Buffer {
+  const micros =
+    type.typeId === DuckDBTypeId.TIMESTAMP_TZ
+      ? (value as DuckDBTimestampTZValue).micros
+      : timestampOf(value, type);
+  const pgMicros =
+    micros === INT64_MAX ? INT64_MAX : micros === -INT64_MAX ? -INT64_MAX - 1n : micros - PG_EPOCH_MICROS;
+  return integerBinary(pgMicros, 8);
+}
+
+function timetzBinary(time: DuckDBTimeTZValue): Buffer {
+  const buffer = Buffer.allocUnsafe(12);
+  buffer.writeBigInt64BE(time.micros);
+  buffer.writeInt32BE(-time.offset, 8);
+  return buffer;
+}
+
+function intervalBinary(interval: DuckDBIntervalValue): Buffer {
+  const buffer = Buffer.allocUnsafe(16);
+  buffer.writeBigInt64BE(interval.micros);
+  buffer.writeInt32BE(interval.days, 8);
+  buffer.writeInt32BE(interval.months, 12);
+  return buffer;
+}
+
+function uuidBinary(uuid: DuckDBUUIDValue): Buffer {
+  const buffer = Buffer.allocUnsafe(16);
+  const n = uuid.toUint128();
+  buffer.writeBigUInt64BE(n >> 64n);
+  buffer.writeBigUInt64BE(n & 0xffffffffffffffffn, 8);
+  return buffer;
 }
 
 function integerBinary(value: bigint, bytes: number): Buffer {

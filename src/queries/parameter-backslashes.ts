@@ -1,7 +1,7 @@
 import { badRequest } from '../errors.js';
 import { reusable, type Session } from '../storage/database.js';
 import { placeholders, type QueryParameter, substitute } from './parameters.js';
-import { MAX_SQL_BYTES } from './sandbox.js';
+import { MAX_SQL_BYTES } from './sandbox/sandbox-sql.js';
 
 /**
  * Backslashes in text and enum values (DESIGN §10). Doubling `'` keeps a value inside a plain

@@ -5,14 +5,14 @@ import {
   type Execution,
   hasResult,
   NO_PARAMETERS,
+  SNAPSHOT_SCHEMA,
   STATES,
+  snapshotTable,
   visibleState,
 } from '../executions/execution.js';
 import type { Executions } from '../executions/executions.js';
-import { snapshotName } from '../executions/snapshot.js';
 import type { Database, Session } from '../storage/database.js';
 import { visibleTables } from '../tables/table-catalog.js';
-import { suggestTables } from './name-suggestions.js';
 import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
@@ -41,9 +41,10 @@ import type {
 } from './query-request.js';
 import { QueryStore } from './query-store.js';
 import type { SqlChecker } from './sandbox/checker-pool.js';
-import { type ReadableTable, type SandboxedSql, sandboxSql, type TableResolver } from './sandbox.js';
-import { tableResolver } from './table-resolver.js';
-import type { CheckOptions } from './tree-checker.js';
+import { suggestTables } from './sandbox/name-suggestions.js';
+import { type SandboxedSql, sandboxSql } from './sandbox/sandbox-sql.js';
+import { type ReadableTable, type TableResolver, tableResolver } from './sandbox/table-resolver.js';
+import type { CheckOptions } from './sandbox/tree-checker.js';
 
 /**
  * Queries as the API sees them (DESIGN §10): users' saved queries and the operator's query
@@ -321,25 +322,27 @@ export class Queries {
       query.parameters,
       resolveValues(query.parameters, values, 'query_parameters'),
     );
-    const reads: TableRead[] = [];
+    // In the order the SQL names them: the names are looked up all at once, and end in any order.
+    const reads: (TableRead | undefined)[] = [];
     // Each name looked up on a connection of its own, as every check's (`sandbox`).
-    await sandboxSql(this.checker, sql, (name) =>
-      this.database.dedicated(async (session) => {
+    await sandboxSql(this.checker, sql, (name) => {
+      const slot = reads.push(undefined) - 1;
+      return this.database.dedicated(async (session) => {
         const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
         if (match) {
           const id = Number(match[1]);
           const target = await this.find(id, session);
           if (!target || !canSeeQuery(account, target)) return undefined;
-          reads.push({ queryId: id });
-          return { qualifiedName: snapshotName(PLANNED_RESULT), isPrivate: false };
+          reads[slot] = { queryId: id };
+          return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
         }
         const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
         const found = await tableResolver(session, account)({ schema: ref.namespace, table: ref.tableName });
-        if (found) reads.push(ref);
+        if (found) reads[slot] = ref;
         return found;
-      }),
-    );
-    return reads;
+      });
+    });
+    return reads.filter((read): read is TableRead => read !== undefined);
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
@@ -376,7 +379,8 @@ export class Queries {
     );
     if (!execution) return undefined;
     return {
-      qualifiedName: snapshotName(execution.id),
+      schema: SNAPSHOT_SCHEMA,
+      table: snapshotTable(execution.id),
       isPrivate: query.isPrivate || execution.readsPrivate,
     };
   }

@@ -2,10 +2,10 @@ import {
   type Execution,
   type ExecutionState,
   isFinished,
+  type SnapshotColumn,
   STATES,
   visibleState,
 } from '../executions/execution.js';
-import type { PageRows } from './result-rows.js';
 
 /**
  * The execution result envelope of spec §2.2: the execution's fields, then `result` with
@@ -24,6 +24,16 @@ export interface ResultMetadata {
   row_count: number;
   total_result_set_bytes: number;
   total_row_count: number;
+}
+
+/** What the envelope tells of a page besides its rows. */
+export interface PageShape {
+  /** The returned columns, in the order asked for. */
+  columns: SnapshotColumn[];
+  /** How many rows the page holds. */
+  count: number;
+  /** Rows that match the filters (all rows without filters). */
+  totalRowCount: number;
 }
 
 export interface NextPage {
@@ -61,11 +71,7 @@ function timings(execution: Execution) {
 }
 
 /** Metadata of one page. */
-export function pageMetadata(
-  execution: Execution,
-  page: Omit<PageRows, 'rows'>,
-  rowsJsonBytes: number,
-): ResultMetadata {
+export function pageMetadata(execution: Execution, page: PageShape, rowsJsonBytes: number): ResultMetadata {
   const time = timings(execution);
   return {
     column_names: page.columns.map((c) => c.name),
@@ -106,7 +112,7 @@ export function wholeResultMetadata(execution: Execution): ResultMetadata {
 export function resultsEnvelope(
   execution: Execution,
   state: ExecutionState,
-  page: Omit<PageRows, 'rows'>,
+  page: PageShape,
   next: NextPage | undefined,
 ): { head: string; tail: (rowsBytes: number) => string } {
   const fields = JSON.stringify(executionFields(execution, state));

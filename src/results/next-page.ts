@@ -1,4 +1,4 @@
-import type { ResultFormat } from './result-rows.js';
+import type { PageFormat } from './result-format.js';
 
 /**
  * `next_uri`: absolute, pinned to the execution (so a refresh between two pages never
@@ -10,7 +10,7 @@ export function nextUri(
   base: string,
   prefix: string,
   executionId: string,
-  format: ResultFormat,
+  format: PageFormat,
   given: ReadonlyMap<string, string>,
   offset: number,
 ): string {
@@ -20,6 +20,6 @@ export function nextUri(
     .sort()
     .map((key) => `${encodeURIComponent(key)}=${encodeURIComponent(params.get(key) as string)}`)
     .join('&');
-  const path = `${prefix}/execution/${executionId}/results${format === 'csv' ? '/csv' : ''}`;
+  const path = `${prefix}/execution/${executionId}/results${format.pathSuffix}`;
   return `${base}${path}?${query}`;
 }

@@ -1,11 +1,11 @@
-import { type RowsFile, removeRows } from './rows-file.js';
+import type { FileBody } from './page-body.js';
 
 /**
  * Large pages written ahead. A client reading a whole result follows `next_uri` page after
  * page, each asked for only once the previous one has arrived (and been parsed): DuckDB would
  * sit idle while a page travels and the client reads it, and the client while DuckDB writes
  * the next. So once a large page is written, the next ones (same execution, columns, format
- * and size, the offsets after it) are written too (result-rows.ts decides which), and the
+ * and size, the offsets after it) are written too (row-id-pages.ts decides which), and the
  * request for one takes its files.
  *
  * Bounded: at most `maxPages` pages are ahead at a time (a new one removes the oldest), and a
@@ -17,7 +17,7 @@ import { type RowsFile, removeRows } from './rows-file.js';
 
 interface Ahead {
   /** Undefined when writing it failed: the request then writes the page itself. */
-  rows: Promise<RowsFile | undefined>;
+  rows: Promise<FileBody | undefined>;
   timer: NodeJS.Timeout;
 }
 
@@ -30,7 +30,7 @@ export class PagePrefetch {
   ) {}
 
   /** The page written ahead under `key`, if there is one: from now on it is the caller's. */
-  take(key: string): Promise<RowsFile | undefined> | undefined {
+  take(key: string): Promise<FileBody | undefined> | undefined {
     const ahead = this.pages.get(key);
     if (!ahead) return undefined;
     this.pages.delete(key);
@@ -39,7 +39,7 @@ export class PagePrefetch {
   }
 
   /** Starts writing a page ahead, unless it is already or too many are. */
-  start(key: string, write: () => Promise<RowsFile>): void {
+  start(key: string, write: () => Promise<FileBody>): void {
     if (this.pages.has(key)) return;
     // Full: the oldest page goes. The newest request is the likeliest to be followed; a page
     // still unasked for was most often left by a client that stopped reading.
@@ -63,6 +63,6 @@ export class PagePrefetch {
   private async drop(key: string): Promise<void> {
     const ahead = this.take(key);
     const rows = await ahead;
-    if (rows) await removeRows(rows);
+    await rows?.discard();
   }
 }

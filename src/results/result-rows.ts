@@ -1,29 +1,15 @@
 import { randomInt } from 'node:crypto';
 import { badRequest } from '../errors.js';
-import { type Execution, hasResult, type SnapshotColumn } from '../executions/execution.js';
-import { csvRowExpression, jsonRowExpression } from '../executions/row-rendering.js';
-import { snapshotName } from '../executions/snapshot.js';
-import {
-  compileFilters,
-  compileSortBy,
-  QueryLanguageError,
-  resolveColumns,
-} from '../filter-language/index.js';
-import type { Database, Session, SqlValue } from '../storage/database.js';
+import { type Execution, hasResult } from '../executions/execution.js';
+import type { Database } from '../storage/database.js';
+import type { PageShape } from './envelope.js';
 import { LruCache } from './lru-cache.js';
-import { PagePrefetch } from './page-prefetch.js';
+import { BytesBody, NO_ROWS, type PageBody } from './page-body.js';
+import { planRows, type RowsPlan, type RowsWanted } from './page-query.js';
+import { joinRows, PAGE_FORMATS, type ResultFormat } from './result-format.js';
 import type { ResultRequest } from './result-request.js';
-import { readResults } from './results-reader.js';
-import {
-  firstRows,
-  joinRowsFiles,
-  type RowsFile,
-  removeRows,
-  smallIntoMemory,
-  startRowsFile,
-  writeRowsFile,
-} from './rows-file.js';
-import { RowsInParts } from './rows-in-parts.js';
+import { type PageAsked, type PageRange, RowIdPages } from './row-id-pages.js';
+import { RowsWriter } from './rows-file.js';
 
 /**
  * The rows of a page, rendered by DuckDB as JSON objects or CSV lines. A small result
@@ -33,26 +19,13 @@ import { RowsInParts } from './rows-in-parts.js';
  * never held in memory.
  */
 
-export type ResultFormat = 'json' | 'csv';
-
-export interface PageRows {
-  /** The returned columns, in the order asked for. */
-  columns: SnapshotColumn[];
-  /** How many rows the page holds. */
-  count: number;
+export interface PageRows extends PageShape {
   /**
    * The rows rendered and joined: JSON objects separated by `,`, or CSV lines each ending in
    * LF; in memory, or for a large page in files the caller sends and then removes (a long
    * range: in parts, written while the first ones are sent).
    */
-  rows: Buffer | RowsFile | RowsInParts;
-  /** Rows that match the filters (all rows without filters). */
-  totalRowCount: number;
-}
-
-/** Rendered rows (JSON objects, or CSV lines without line ends) as a page's body. */
-function joinRows(rows: readonly string[], format: ResultFormat): Buffer {
-  return Buffer.from(format === 'json' ? rows.join(',') : rows.map((row) => `${row}\n`).join(''));
+  rows: PageBody;
 }
 
 export interface ResultRowsOptions {
@@ -64,54 +37,10 @@ export interface ResultRowsOptions {
   tmpDir: string;
   /** A page from DuckDB of at most this many bytes is kept in memory; a larger one is sent from its file. */
   inMemoryPageBytes: number;
-  /**
-   * A long range is written in parts of about this many bytes each, at most two on disk at a
-   * time (rows-in-parts.ts).
-   */
+  /** A long range is written in parts of about this many bytes each (rows-in-parts.ts). */
   partBytes: number;
   /** Large pages written ahead of their request at most at a time, and how long one waits for it. */
   prefetch: { maxPages: number; ttlMs: number };
-}
-
-interface Plan {
-  selected: SnapshotColumn[];
-  where: string;
-  params: SqlValue[];
-  /** ORDER BY text using `ordinal` as the final tie-breaker. */
-  order: (ordinal: string) => string;
-  render: string;
-  format: ResultFormat;
-  key: string;
-}
-
-/** What of a request decides which rows are rendered, and how. */
-type RowsAsked = Pick<ResultRequest, 'columns' | 'filters' | 'sortBy'>;
-
-function plan(execution: Execution, request: RowsAsked, format: ResultFormat): Plan {
-  try {
-    return compilePlan(execution, request, format);
-  } catch (error) {
-    // The query language's errors are the client's: its messages name the parameter and position.
-    if (error instanceof QueryLanguageError) throw badRequest(error.message);
-    throw error;
-  }
-}
-
-function compilePlan(execution: Execution, request: RowsAsked, format: ResultFormat): Plan {
-  const all = execution.columns ?? [];
-  const selected = request.columns ? resolveColumns(request.columns, all) : all;
-  const filter = request.filters ? compileFilters(request.filters, all) : undefined;
-  const sort = request.sortBy ? compileSortBy(request.sortBy, all) : '';
-  const names = selected.map((c) => c.name);
-  return {
-    selected,
-    where: filter ? `WHERE ${filter.sql}` : '',
-    params: (filter?.params ?? []) as SqlValue[],
-    order: (ordinal) => (sort ? `${sort}, ${ordinal}` : ordinal),
-    render: format === 'json' ? jsonRowExpression(selected) : csvRowExpression(selected),
-    format,
-    key: JSON.stringify([execution.id, format, names, request.filters ?? '', request.sortBy ?? '']),
-  };
 }
 
 /** Refuses a page over the datapoint cap, saying how to get the rows another way. */
@@ -125,6 +54,13 @@ function checkDatapoints(rows: number, columns: number, cap: number, request: Re
   );
 }
 
+/** How many rows the page holds, of `total` that match. */
+function pageRowCount(request: ResultRequest, total: number): number {
+  if (request.sampleCount !== undefined) return Math.min(request.sampleCount, total);
+  const available = Math.max(0, total - request.offset);
+  return Math.min(request.limit ?? available, available);
+}
+
 /** `count` distinct indices out of `total`, uniformly, in increasing order (Floyd's algorithm). */
 export function sampleIndices(total: number, count: number): number[] {
   const chosen = new Set<number>();
@@ -135,19 +71,25 @@ export function sampleIndices(total: number, count: number): number[] {
   return [...chosen].sort((a, b) => a - b);
 }
 
+/** Who asks for a page: results work is shared fairly between keys. */
+const readerOf = (request: ResultRequest): string => request.reader ?? ANONYMOUS_READER;
+const ANONYMOUS_READER = '';
+
 export class ResultRows {
   private readonly rowSets: LruCache<string[]>;
   private readonly loading = new Map<string, Promise<string[]>>();
-  private readonly ahead: PagePrefetch;
+  private readonly files: RowsWriter;
+  private readonly ranges: RowIdPages;
 
   constructor(
-    private readonly database: Database,
+    database: Database,
     private readonly options: ResultRowsOptions,
   ) {
     this.rowSets = new LruCache(options.cacheBytes, (rows) =>
       rows.reduce((sum, row) => sum + row.length * 2 + 32, 64),
     );
-    this.ahead = new PagePrefetch(options.prefetch.maxPages, options.prefetch.ttlMs);
+    this.files = new RowsWriter(database, options.tmpDir);
+    this.ranges = new RowIdPages(this.files, options);
   }
 
   /**
@@ -157,12 +99,12 @@ export class ResultRows {
    */
   remember(execution: Execution, rows: readonly string[]): void {
     if (!hasResult(execution) || rows.length > this.options.inMemoryMaxRows) return;
-    this.rowSets.set(plan(execution, {}, 'json').key, rows as string[]);
+    this.rowSets.set(planRows(execution, {}, PAGE_FORMATS.json).key, rows as string[]);
   }
 
   /** Removes the pages written ahead (at shutdown). */
   close(): Promise<void> {
-    return this.ahead.clear();
+    return this.ranges.close();
   }
 
   /** What the row-set cache holds now and may hold at most, by its own size estimate. */
@@ -173,276 +115,86 @@ export class ResultRows {
   async page(
     execution: Execution,
     request: ResultRequest,
-    format: ResultFormat,
+    formatName: ResultFormat,
     cap: number,
   ): Promise<PageRows> {
-    const p = plan(execution, request, format);
-    if ((execution.rowCount ?? 0) <= this.options.inMemoryMaxRows) {
-      const all = await this.rowSet(execution, p, readerOf(request));
-      const rows = this.cut(all, request, p.selected.length, cap);
-      return {
-        columns: p.selected,
-        count: rows.length,
-        rows: joinRows(rows, format),
-        totalRowCount: all.length,
-      };
+    const format = PAGE_FORMATS[formatName];
+    const plan = planRows(execution, request, format);
+    const inMemory = (execution.rowCount ?? 0) <= this.options.inMemoryMaxRows;
+    const all = inMemory ? await this.rowSet(plan, readerOf(request)) : undefined;
+    const total = all?.length ?? (await this.matching(execution, plan, request));
+    const count = pageRowCount(request, total);
+    checkDatapoints(count, plan.columns.length, cap, request);
+    if (all) {
+      const rows = new BytesBody(Buffer.from(joinRows(cut(all, request, count), format)));
+      return { columns: plan.columns, count, totalRowCount: total, rows };
     }
-    return this.pageFromDatabase(execution, request, p, cap);
+    if (count === 0) return { columns: plan.columns, count, totalRowCount: total, rows: NO_ROWS };
+    // A client paging within the cap follows next_uri: its next pages may be written ahead.
+    const next =
+      request.limit !== undefined && count * plan.columns.length <= cap ? request.limit : undefined;
+    const asked: PageAsked = { plan, format, reader: readerOf(request) };
+    const range: PageRange = { offset: request.offset, count, total, next };
+    const rows = await this.fromDatabase(execution, asked, request, range);
+    return { columns: plan.columns, count, totalRowCount: total, rows };
   }
 
-  private cut(all: string[], request: ResultRequest, columns: number, cap: number): string[] {
-    if (request.sampleCount !== undefined) {
-      const count = Math.min(request.sampleCount, all.length);
-      checkDatapoints(count, columns, cap, request);
-      return sampleIndices(all.length, count).map((i) => all[i] as string);
-    }
-    const available = Math.max(0, all.length - request.offset);
-    const count = Math.min(request.limit ?? available, available);
-    checkDatapoints(count, columns, cap, request);
-    return all.slice(request.offset, request.offset + count);
+  /** How many rows match the filters. */
+  private async matching(execution: Execution, plan: RowsPlan, request: ResultRequest): Promise<number> {
+    if (!plan.filtered) return execution.rowCount ?? 0;
+    const { select, params } = plan.count();
+    const [count] = await this.files.read(readerOf(request), (session) =>
+      session.all<{ n: bigint }>(select, params),
+    );
+    return Number(count?.n ?? 0);
   }
 
-  private async rowSet(execution: Execution, p: Plan, reader: string): Promise<string[]> {
-    const cached = this.rowSets.get(p.key);
+  /** A small result's rows rendered, read once per (columns, filters, sort) and kept. */
+  private async rowSet(plan: RowsPlan, reader: string): Promise<string[]> {
+    const cached = this.rowSets.get(plan.key);
     if (cached) return cached;
-    let pending = this.loading.get(p.key);
+    let pending = this.loading.get(plan.key);
     if (!pending) {
-      pending = this.read(reader, (session) =>
-        session.query(
-          `SELECT ${p.render} AS r FROM ${snapshotName(execution.id)} ${p.where} ORDER BY ${p.order('rowid')}`,
-          p.params,
-        ),
-      )
+      const { select, params } = plan.select({ kind: 'window', offset: 0 });
+      pending = this.files
+        .read(reader, (session) => session.query(select, params))
         .then((result) => result.rows.map((row) => row[0] as string))
-        .finally(() => this.loading.delete(p.key));
-      this.loading.set(p.key, pending);
+        .finally(() => this.loading.delete(plan.key));
+      this.loading.set(plan.key, pending);
       const rows = await pending;
-      this.rowSets.set(p.key, rows);
+      this.rowSets.set(plan.key, rows);
       return rows;
     }
     return pending;
   }
 
-  private async pageFromDatabase(
-    execution: Execution,
-    request: ResultRequest,
-    p: Plan,
-    cap: number,
-  ): Promise<PageRows> {
-    const table = snapshotName(execution.id);
-    let total = execution.rowCount ?? 0;
-    if (p.where) {
-      const [count] = await this.read(readerOf(request), (session) =>
-        session.all<{ n: bigint }>(`SELECT count(*) AS n FROM ${table} ${p.where}`, p.params),
-      );
-      total = Number(count?.n ?? 0);
-    }
-    if (request.sampleCount === undefined && !p.where && !request.sortBy)
-      return this.pageByRowIds(execution, request, p, total, cap);
-    let count: number;
-    let parts: PageQuery[];
-    if (request.sampleCount !== undefined) {
-      count = Math.min(request.sampleCount, total);
-      checkDatapoints(count, p.selected.length, cap, request);
-      parts = [
-        {
-          sql: `SELECT ${p.render} AS r FROM (SELECT *, rowid AS __ordinal FROM ${table} ORDER BY random() LIMIT ?) ORDER BY ${p.order('__ordinal')}`,
-          params: [count],
-        },
-      ];
-    } else {
-      const available = Math.max(0, total - request.offset);
-      count = Math.min(request.limit ?? available, available);
-      checkDatapoints(count, p.selected.length, cap, request);
-      if (count === 0) return { columns: p.selected, count, rows: Buffer.alloc(0), totalRowCount: total };
-      parts = [
-        {
-          sql: `SELECT ${p.render} AS r FROM ${table} ${p.where} ORDER BY ${p.order('rowid')} LIMIT ? OFFSET ?`,
-          params: [...p.params, count, request.offset],
-        },
-      ];
-    }
-    const rows = await this.writeParts(readerOf(request), parts, p.format);
-    return {
-      columns: p.selected,
-      count,
-      rows: await smallIntoMemory(rows, this.options.inMemoryPageBytes),
-      totalRowCount: total,
-    };
-  }
-
   /**
-   * An unfiltered, unsorted page: a range of the snapshot's row ids, whatever its offset. A
-   * large one is sent from its files, and the page after it is written ahead.
+   * A large result's page, written by DuckDB: an unfiltered, unsorted one as a range of row
+   * ids (row-id-pages.ts), any other in one statement.
    */
-  private async pageByRowIds(
+  private async fromDatabase(
     execution: Execution,
+    asked: PageAsked,
     request: ResultRequest,
-    p: Plan,
-    total: number,
-    cap: number,
-  ): Promise<PageRows> {
-    const available = Math.max(0, total - request.offset);
-    const count = Math.min(request.limit ?? available, available);
-    checkDatapoints(count, p.selected.length, cap, request);
-    if (count === 0) return { columns: p.selected, count, rows: Buffer.alloc(0), totalRowCount: total };
-    const table = snapshotName(execution.id);
-    const reader = readerOf(request);
-    const range = ([from, to]: [number, number]): PageQuery => ({
-      sql: `SELECT ${p.render} AS r FROM ${table} WHERE rowid >= ? AND rowid < ?`,
-      params: [from, to],
-    });
-    if (count > LONG_RANGE_ROWS) {
-      const rowsPerPart = partRows(execution, this.options.partBytes);
-      const ranges = rowIdParts(request.offset, count, rowsPerPart);
-      // A part over two row groups is written on every thread by itself; smaller ones two at
-      // a time. At most `atOnce` parts are started beyond the one being sent.
-      const atOnce = rowsPerPart >= 2 * ROW_GROUP_ROWS ? 1 : PAGE_THREADS;
-      const rows = new RowsInParts(
-        ranges.length,
-        (part) => {
-          const { sql, params } = range(ranges[part] as [number, number]);
-          const run = (copy: string, values: readonly SqlValue[]) =>
-            this.read(reader, (session) => session.run(copy, values));
-          return startRowsFile(run, sql, params, p.format, this.options.tmpDir);
-        },
-        atOnce,
-        atOnce,
-      );
-      // The first rows before any byte is sent: a failure before them is still an answer of its own.
-      try {
-        await firstRows(rows.first);
-      } catch (error) {
-        await rows.discard();
-        throw error;
-      }
-      return { columns: p.selected, count, rows, totalRowCount: total };
-    }
-    /**
-     * A page in one statement, or (asked for now, nothing written ahead) in two at once.
-     * Of two single-task statements at once, one runs on DuckDB's worker threads only
-     * (Session.runOnWorkers): the second half of a page, and every other page written ahead.
-     */
-    const write = (offset: number, rows: number, how: 'halves' | 'one' | 'one on workers') => {
-      if (how !== 'halves')
-        return this.writeParts(
-          reader,
-          [{ ...range([offset, offset + rows]), onWorkers: how === 'one on workers' }],
-          p.format,
-        );
-      const halves = rowIdRanges(offset, rows).map((r, i) => ({ ...range(r), onWorkers: i === 1 }));
-      return this.writeParts(reader, halves, p.format);
-    };
-    const key = (offset: number, rows: number) => `${p.key}\u0000${offset}\u0000${rows}`;
-    /**
-     * The next PAGES_AHEAD pages, each in one statement, at the same time: DuckDB goes on
-     * writing while this page travels and the client reads it. Pages within the datapoint cap
-     * only: the ones a client follows next_uri through, whose files the cap bounds.
-     */
-    const writeAhead = () => {
-      if (request.limit === undefined || count * p.selected.length > cap) return;
-      let offset = request.offset + count;
-      for (let page = 0; page < PAGES_AHEAD && offset < total; page++) {
-        const from = offset;
-        const rows = Math.min(request.limit, total - from);
-        const how = Math.floor(from / request.limit) % 2 === 1 ? 'one on workers' : 'one';
-        this.ahead.start(key(from, rows), () => write(from, rows, how));
-        offset += rows;
-      }
-    };
-    const ahead = this.ahead.take(key(request.offset, count));
-    // A page written ahead was a large page's successor: so are the next ones, most likely.
-    if (ahead) writeAhead();
-    const written = (await ahead) ?? (await write(request.offset, count, 'halves'));
-    const rows = await smallIntoMemory(written, this.options.inMemoryPageBytes);
-    if (!ahead && !Buffer.isBuffer(rows)) writeAhead();
-    return { columns: p.selected, count, rows, totalRowCount: total };
-  }
-
-  private read<T>(reader: string, work: (session: Session) => Promise<T>): Promise<T> {
-    return readResults(this.database, reader, work);
-  }
-
-  /** Each part on a reader connection of its own, at the same time; then the files as one. */
-  private async writeParts(
-    reader: string,
-    parts: readonly PageQuery[],
-    format: ResultFormat,
-  ): Promise<RowsFile> {
-    const written = await Promise.allSettled(
-      parts.map((part) =>
-        this.read(reader, (session) =>
-          writeRowsFile(session, part.sql, part.params, format, this.options.tmpDir, part.onWorkers),
-        ),
-      ),
+    range: PageRange,
+  ): Promise<PageBody> {
+    const sampled = request.sampleCount !== undefined;
+    if (!sampled && !asked.plan.filtered && !asked.plan.sorted)
+      return this.ranges.rows(execution, asked, range);
+    const wanted: RowsWanted = sampled
+      ? { kind: 'sample', count: range.count }
+      : { kind: 'window', offset: range.offset, limit: range.count };
+    const written = await this.files.write(
+      asked.reader,
+      [{ query: asked.plan.select(wanted) }],
+      asked.format,
     );
-    const files = written.flatMap((w) => (w.status === 'fulfilled' ? [w.value] : []));
-    const failed = written.find((w) => w.status === 'rejected');
-    if (failed) {
-      await Promise.all(files.map(removeRows));
-      throw failed.reason;
-    }
-    return joinRowsFiles(files, format);
+    return written.inMemoryIfAtMost(this.options.inMemoryPageBytes);
   }
 }
 
-/** Who asks for a page: results work is shared fairly between keys. */
-const readerOf = (request: ResultRequest): string => request.reader ?? ANONYMOUS_READER;
-const ANONYMOUS_READER = '';
-
-interface PageQuery {
-  /** Run on DuckDB's worker threads only (Session.runOnWorkers). */
-  onWorkers?: boolean;
-  sql: string;
-  params: SqlValue[];
-}
-
-/**
- * Rows that DuckDB renders on one thread per statement: below this, a page is one statement.
- * DuckDB scans a table with one thread per row group (122,880 rows), so a page inside one
- * row group gets one thread however long it is; two statements over its halves, on two
- * connections, use both cores (41,666 rows of six columns, load average 3: 37 ms as one,
- * 31 ms as two, at best 33 and 19).
- */
-const ROWS_PER_THREAD = 16_384;
-const PAGE_THREADS = 2;
-/**
- * Pages written ahead of a client following next_uri, each in one statement, all at once:
- * measured on 24 pages of 41,666 rows (six columns), two pages at once took 550–600 ms
- * and 890–990 ms of CPU, each page in two halves at once 670–730 ms and 1,070–1,160 ms.
- */
-const PAGES_AHEAD = 2;
-/** DuckDB's row group: a table scan's unit of parallelism. */
-const ROW_GROUP_ROWS = 122_880;
-/** A longer range is written in parts (rows-in-parts.ts), each sent while it is written. */
-const LONG_RANGE_ROWS = PAGE_THREADS * ROW_GROUP_ROWS;
-/** Rows per part for an execution's result: `partBytes` of its rows as JSON, at least ROWS_PER_THREAD. */
-function partRows(execution: Execution, partBytes: number): number {
-  const bytesPerRow = (execution.resultBytes ?? 0) / Math.max(1, execution.rowCount ?? 0);
-  return Math.max(ROWS_PER_THREAD, Math.floor(partBytes / Math.max(1, bytesPerRow)));
-}
-
-/** A long range `offset … offset + count - 1` as parts `[from, to)` of at most `rowsPerPart` rows, of equal size. */
-export function rowIdParts(offset: number, count: number, rowsPerPart: number): [number, number][] {
-  return evenRanges(offset, count, Math.ceil(count / rowsPerPart));
-}
-
-/** `offset … offset + count - 1` as `parts` contiguous ranges `[from, to)` of equal size. */
-function evenRanges(offset: number, count: number, parts: number): [number, number][] {
-  const ranges: [number, number][] = [];
-  for (let i = 0; i < parts; i++) {
-    ranges.push([offset + Math.floor((count * i) / parts), offset + Math.floor((count * (i + 1)) / parts)]);
-  }
-  return ranges;
-}
-
-/**
- * A page of the snapshot's rows `offset … offset + count - 1` as row-id ranges `[from, to)`.
- * A snapshot's row ids are 0, 1, … in result order, and DuckDB skips the row groups a range
- * excludes: the first 32,000 of a million rows took 47 ms this way and 1.1 s through ORDER BY
- * rowid LIMIT, which reads and sorts every row. Without ORDER BY, DuckDB writes a range in
- * the table's order, on every thread it has when the range spans row groups.
- */
-export function rowIdRanges(offset: number, count: number): [number, number][] {
-  return evenRanges(offset, count, Math.max(1, Math.min(PAGE_THREADS, Math.floor(count / ROWS_PER_THREAD))));
+/** A page or a sample of a small result's rows. */
+function cut(all: readonly string[], request: ResultRequest, count: number): readonly string[] {
+  if (request.sampleCount !== undefined) return sampleIndices(all.length, count).map((i) => all[i] as string);
+  return all.slice(request.offset, request.offset + count);
 }

@@ -8,20 +8,19 @@ import {
   visibleState,
 } from '../executions/execution.js';
 import type { Executions } from '../executions/executions.js';
-import { csvHeader } from '../executions/row-rendering.js';
 import {
   envelopeWithoutResult,
   executionFields,
   type NextPage,
-  resultsEnvelope,
+  type PageShape,
   wholeResultMetadata,
 } from './envelope.js';
 import { LruCache } from './lru-cache.js';
 import { nextUri } from './next-page.js';
+import { BytesBody, type PageBody } from './page-body.js';
+import { JSON_TYPE, PAGE_FORMATS, type PageFormat, type ResultFormat } from './result-format.js';
 import { type ResultRequest, requestKey } from './result-request.js';
-import type { ResultFormat, ResultRows } from './result-rows.js';
-import type { RowsFile } from './rows-file.js';
-import { discardRows, RowsInParts } from './rows-in-parts.js';
+import type { ResultRows } from './result-rows.js';
 
 /**
  * Answers for the results endpoints. Every answer for a completed execution is a pure
@@ -33,24 +32,14 @@ import { discardRows, RowsInParts } from './rows-in-parts.js';
 export interface Answer {
   status: number;
   contentType: string;
-  /** The answer's bytes; for a large page, those before its rows. */
-  body: Buffer;
   headers: Record<string, string>;
+  /**
+   * The answer's bytes: in memory, or for a large page the rows in the files DuckDB wrote (or
+   * is writing) with the bytes before and after them, sent once and then removed.
+   */
+  body: PageBody;
   /** Rows × columns of the page (0 without rows), for the datapoints-served metric. */
   datapoints: number;
-  /**
-   * A large page's rows, in the files DuckDB wrote (or is writing), sent after `body`
-   * (streamed-answer.ts) and then removed; the bytes after them depend on how many the rows
-   * were. `headers` has the Content-Length when it is known before sending.
-   */
-  rows?: StreamedRows;
-}
-
-export interface StreamedRows {
-  rows: RowsFile | RowsInParts;
-  /** What goes between two parts' rows: `,` between JSON objects; nothing after a CSV line. */
-  separator: Buffer;
-  tail: (rowsBytes: number) => Buffer;
 }
 
 export interface ResultsOptions {
@@ -61,38 +50,21 @@ export interface ResultsOptions {
   maxCachedAnswerBytes: number;
 }
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
-const CSV_TYPE = 'text/csv; charset=utf-8';
+export { JSON_TYPE };
 
 const json = (status: number, value: unknown): Answer => ({
   status,
   contentType: JSON_TYPE,
-  body: Buffer.from(JSON.stringify(value)),
+  body: new BytesBody(Buffer.from(JSON.stringify(value))),
   headers: {},
   datapoints: 0,
 });
 
-/** What the answer cache counts for an entry beyond its body. */
-const ENTRY_BYTES = 768;
-
 /**
- * The parts joined in memory of their own, for an answer the cache keeps. Buffer.concat and
- * Buffer.from put a result under 4 KB into a shared 8 KB pool slab, and a kept view keeps its
- * whole slab alive, while the cache counts the answer at its length + ENTRY_BYTES. Each answer
- * cut its head, rows, tail and their join from the pool, so few kept answers shared a slab.
- * Measured (2026-11-23, docs/library-notes.md): after `LOAD_REQUESTS=16000 npm run test:load`,
- * 3,102 kept answers held 2,229 slabs (17.4 MB; 11.5 MB of the live memory's 12 MB growth
- * over the phases, now 3 MB); 20,000 distinct one-row pages, counted 19.5 MB, added 63 MB of
- * live memory, now 29 MB.
+ * What the answer cache counts for an entry beyond its body: the cache's entry, the answer
+ * and its headers, the key, about 700 bytes (heap snapshots after the load test, 2026-11-23).
  */
-function ownedBytes(parts: readonly Buffer[]): Buffer {
-  let length = 0;
-  for (const part of parts) length += part.length;
-  const bytes = Buffer.allocUnsafeSlow(length);
-  let at = 0;
-  for (const part of parts) at += part.copy(bytes, at);
-  return bytes;
-}
+const ENTRY_BYTES = 768;
 
 export class Results {
   private readonly answers: LruCache<Answer>;
@@ -104,9 +76,7 @@ export class Results {
   ) {
     this.answers = new LruCache(
       options.cacheBytes,
-      // Besides its body, an entry costs about 700 bytes: the cache's entry, the answer and
-      // its headers, the key (heap snapshots after the load test, 2026-11-23).
-      (answer) => answer.body.length + ENTRY_BYTES,
+      (answer) => (answer.body.size ?? 0) + ENTRY_BYTES,
       options.maxCachedAnswerBytes,
     );
   }
@@ -155,63 +125,52 @@ export class Results {
   async answer(
     execution: Execution,
     request: ResultRequest,
-    format: ResultFormat,
+    formatName: ResultFormat,
     prefix: string,
   ): Promise<Answer> {
+    const format = PAGE_FORMATS[formatName];
     const state = visibleState(execution);
     const servable =
       state === STATES.completed || (state === STATES.completedPartial && request.allowPartial);
     if (!servable) return this.withoutResult(execution, state, format);
-    const sampled = request.sampleCount !== undefined;
-    const key = `${execution.id}\u0000${format}\u0000${prefix}\u0000${requestKey(request)}`;
-    if (!sampled) {
-      const cached = this.answers.get(key);
-      if (cached) return cached;
-    }
-    const page = await this.rows.page(execution, request, format, this.options.maxDatapointsPerRequest);
+    // A sample is drawn anew each time: never kept.
+    const kept = request.sampleCount === undefined;
+    const key = `${execution.id}\u0000${format.name}\u0000${prefix}\u0000${requestKey(request)}`;
+    const cached = kept ? this.answers.get(key) : undefined;
+    if (cached) return cached;
+    const page = await this.rows.page(execution, request, format.name, this.options.maxDatapointsPerRequest);
     try {
-      let next: NextPage | undefined;
-      const end = request.offset + page.count;
-      if (!sampled && request.limit !== undefined && end < page.totalRowCount) {
-        next = {
-          offset: end,
-          uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
-        };
-      }
-      const { head, tail } =
-        format === 'json'
-          ? resultsEnvelope(execution, state, page, next)
-          : { head: `${csvHeader(page.columns)}\n`, tail: () => '' };
+      const next = kept ? this.nextPage(execution, request, format, prefix, page) : undefined;
+      const { head, tail, headers } = format.frame(execution, state, page, next);
       const answer: Answer = {
         status: 200,
-        contentType: format === 'json' ? JSON_TYPE : CSV_TYPE,
-        body: Buffer.from(head),
-        headers:
-          format === 'csv' && next
-            ? { 'X-Dune-Next-Offset': String(next.offset), 'X-Dune-Next-Uri': next.uri }
-            : {},
+        contentType: format.contentType,
+        headers,
+        body: page.rows.framed(head, tail),
         datapoints: page.count * page.columns.length,
       };
-      const rows = page.rows;
-      if (Buffer.isBuffer(rows)) {
-        answer.body = ownedBytes([answer.body, rows, Buffer.from(tail(rows.length))]);
-        if (!sampled) this.answers.set(key, answer);
-        return answer;
-      }
-      answer.rows = {
-        rows,
-        separator: Buffer.from(format === 'json' ? ',' : ''),
-        tail: (bytes) => Buffer.from(tail(bytes)),
-      };
-      if (!(rows instanceof RowsInParts)) {
-        const after = Buffer.byteLength(tail(rows.bytes));
-        answer.headers['Content-Length'] = String(answer.body.length + rows.bytes + after);
-      }
+      if (kept && answer.body.reusable) this.answers.set(key, answer);
       return answer;
     } catch (error) {
-      if (!Buffer.isBuffer(page.rows)) await discardRows(page.rows);
+      await page.rows.discard();
       throw error;
     }
+  }
+
+  /** The page after this one, when rows remain after it and the client pages (`limit`). */
+  private nextPage(
+    execution: Execution,
+    request: ResultRequest,
+    format: PageFormat,
+    prefix: string,
+    page: PageShape,
+  ): NextPage | undefined {
+    const end = request.offset + page.count;
+    if (request.limit === undefined || end >= page.totalRowCount) return undefined;
+    return {
+      offset: end,
+      uri: nextUri(this.options.baseUrl(), prefix, execution.id, format, request.given, end),
+    };
   }
 
   /**
@@ -235,10 +194,9 @@ export class Results {
     );
   }
 
-  private withoutResult(execution: Execution, state: ExecutionState, format: ResultFormat): Answer {
-    const partial = state === STATES.completedPartial;
-    if (format === 'csv') throw this.noResult(execution, state);
-    if (partial) {
+  private withoutResult(execution: Execution, state: ExecutionState, format: PageFormat): Answer {
+    if (!format.envelopeWithoutRows) throw this.noResult(execution, state);
+    if (state === STATES.completedPartial) {
       return json(
         200,
         envelopeWithoutResult(execution, STATES.failed, {

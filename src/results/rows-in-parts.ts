@@ -1,20 +1,21 @@
-import { type RowsBeingWritten, type RowsFile, removeRows } from './rows-file.js';
+import type { Parts, RowsBeingWritten } from './page-body.js';
 
 /**
  * The rows of a long range written part after part, each part by one DuckDB statement into
  * a file of its own, and sent while it is written (each part's file read as it grows): the
  * socket is busy while DuckDB writes. At most `atOnce` parts are being written at a time,
- * and at most `window` parts are started beyond the one being sent, so disk and memory stay
- * bounded whatever the result's size.
+ * and at most `window` parts are started beyond the last one taken (the one being sent, whose
+ * taker removes the previous one before taking the next): at most `1 + window` parts are on
+ * disk, so disk and memory stay bounded whatever the result's size.
  *
  * Measured (bench/whole-results.ts, 1,000,000 rows × 6 columns as one CSV, 100 MB):
  * one COPY of the whole range, then its file sent, took 1.45–1.65× DuckDB's COPY alone,
  * and the server's RSS grew by 70–110 MB meanwhile (DuckDB's parallel writer holds rows to
  * write them in order; the file grew in bursts of 10–40 MB); in parts of a row group, two at
  * a time, each sent once written, 1.2–1.75×; in one part sent while written, ~25% less wall
- * time and ~30% less CPU than that (service.ts, RESULT_PART_BYTES).
+ * time and ~30% less CPU than that (tuning.ts, RESULT_PART_BYTES).
  */
-export class RowsInParts {
+export class RowsInParts implements Parts {
   private readonly started: RowsBeingWritten[] = [];
   private writing = 0;
   private taken = 0;
@@ -50,7 +51,14 @@ export class RowsInParts {
     this.stopped = true;
     const left = this.started.slice(this.taken);
     this.taken = this.started.length;
-    await Promise.all(left.map((part) => part.written.then(removeRows, () => undefined)));
+    await Promise.all(
+      left.map((part) =>
+        part.written.then(
+          (file) => file.discard(),
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   private fill(): void {
@@ -72,10 +80,4 @@ export class RowsInParts {
         });
     }
   }
-}
-
-/** Removes a large page's files: those written, and for parts, those still being written. */
-export async function discardRows(rows: RowsFile | RowsInParts): Promise<void> {
-  if (rows instanceof RowsInParts) await rows.discard();
-  else await removeRows(rows);
 }

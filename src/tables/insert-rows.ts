@@ -165,7 +165,7 @@ export async function insertRows(
   const columns = await database.read((session) => insertableColumns(session, account, ref));
   const plan = await readPlan(database, received, format, columns);
   try {
-    return await database.write(async (session) => {
+    const outcome = await database.write(async (session) => {
       const before = await writableTable(session, account, ref);
       if (!sameColumns(before.declaredColumns, columns)) {
         throw conflict(`table ${fullName(ref)} was replaced during the insert; send the rows again`);
@@ -174,6 +174,8 @@ export async function insertRows(
       await recordRowsAdded(session, ref, { rows, bytes: received.bytes, at: new Date() });
       return { rowsWritten: rows };
     });
+    database.checkpointAfter(outcome.rowsWritten);
+    return outcome;
   } catch (error) {
     throw await bodyFailure(database, plan, error);
   }

@@ -128,6 +128,7 @@ export async function storeUpload(
       else await recordUnversioned(session, ref, before, 'replace');
     });
     load.renamed();
+    database.checkpointAfter(staged.rowCount);
   } else {
     // Before the answer: a client that uploads next finds nothing of the dry run left.
     await load.drop();

@@ -138,7 +138,7 @@ export async function upsertRows(
   const staging = quoteIdentifier(`upsert_${ulid().toLowerCase()}`);
   const target = qualifiedName(ref.namespace, ref.tableName);
   try {
-    return await database.write(async (session) => {
+    const outcome = await database.write(async (session) => {
       const now = await writableTable(session, account, ref, 'upserts write');
       if (JSON.stringify(now.declaredColumns) !== JSON.stringify(table.declaredColumns)) {
         throw conflict(`table ${fullName(ref)} was replaced during the upsert; send the rows again`);
@@ -176,6 +176,8 @@ export async function upsertRows(
         await session.run(`DROP TABLE IF EXISTS ${staging}`).catch(() => undefined);
       }
     });
+    database.checkpointAfter(outcome.rowsWritten);
+    return outcome;
   } catch (error) {
     throw await bodyFailure(database, plan, error);
   }

@@ -109,12 +109,32 @@ const focus = (locator: Locator) =>
   });
 
 describe('the data settings page', () => {
-  it('is served with a strict content security policy', async () => {
+  it('is served with a strict content security policy; its files are the web bundle’s', async () => {
     const response = await fetch(`${service.url}/settings/data`);
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
-    expect((await fetch(`${service.url}/settings/settings.js`)).status).toBe(200);
-    expect((await fetch(`${service.url}/settings/settings.css`)).status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-cache');
+    const html = await response.text();
+    expect(html).not.toMatch(/<script>|<style|style=|https?:\/\//);
+    // Its own script and style sheet, and the script it shares with the workspace, all with
+    // hashed names under /assets/.
+    const files = [...html.matchAll(/\/assets\/([\w.-]+)/g)].map((m) => m[1] as string);
+    expect(files).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^settings-[A-Z0-9]{8}\.js$/),
+        expect.stringMatching(/^settings-[A-Z0-9]{8}\.css$/),
+        expect.stringMatching(/^chunk-[A-Z0-9]{8}\.js$/),
+      ]),
+    );
+    for (const file of files) {
+      const answer = await fetch(`${service.url}/assets/${file}`);
+      expect(answer.status, file).toBe(200);
+      expect(answer.headers.get('content-type'), file).toMatch(/^text\/(javascript|css)/);
+    }
+    const workspace = await (await fetch(`${service.url}/`)).text();
+    const shared = files.find((file) => file.startsWith('chunk-')) as string;
+    expect(workspace).toContain(`/assets/${shared}`);
+    expect((await fetch(`${service.url}/settings/settings.js`)).status).toBe(404);
     const section = await fetch(`${service.url}/settings`, { redirect: 'manual' });
     expect(section.status).toBe(302);
     expect(section.headers.get('location')).toBe('/settings/data');

@@ -267,7 +267,7 @@ describe('the workspace page', () => {
     // The chart library is a file of its own, loaded when the first chart is drawn.
     const chartFileLoaded = () =>
       page.evaluate(
-        `performance.getEntriesByType('resource').some((r) => /\\/assets\\/chunk-/.test(r.name))`,
+        `performance.getEntriesByType('resource').some((r) => /\\/assets\\/chart-library-/.test(r.name))`,
       );
     expect(await chartFileLoaded()).toBe(false);
     await page.getByRole('tab', { name: 'Chart' }).click();

@@ -5,13 +5,13 @@ import {
   BINDER_FUNCTIONS,
   BUILT_IN_TYPE_NAMES,
   DENIED_FUNCTIONS,
-} from '../../src/queries/allowed-functions.js';
+} from '../../src/queries/sandbox/allowed-functions.js';
 import type { Database } from '../../src/storage/database.js';
 import { quoteIdentifier } from '../../src/storage/sql.js';
 import { ALICE, openFixture, sandboxFor } from './support/sandbox-fixture.js';
 
 /**
- * The function lists hold the rule of src/queries/allowed-functions.ts for the DuckDB in use:
+ * The function lists hold the rule of src/queries/sandbox/allowed-functions.ts for the DuckDB in use:
  * when a DuckDB upgrade adds, drops or renames a function or a type, this test fails and
  * lists it, so the new function is decided on before anyone can call it.
  */

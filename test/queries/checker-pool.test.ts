@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { SqlChecker, type SqlCheckerOptions } from '../../src/queries/sandbox/checker-pool.js';
-import { MAX_SQL_BYTES } from '../../src/queries/sandbox.js';
-import { SqlRefusal } from '../../src/queries/tree-checker.js';
+import { SqlRefusal } from '../../src/queries/sandbox/refusals.js';
+import { MAX_SQL_BYTES } from '../../src/queries/sandbox/sandbox-sql.js';
 import { fill } from './support/hostile-shapes.js';
 
 /**
@@ -131,7 +131,59 @@ describe('the real worker', () => {
     // Either finished or interrupted by the worker's DuckDB closing: an answer, not a crash.
     const answer = await running;
     if (typeof answer !== 'string') expectUnavailable(answer, /^the service is shutting down$/);
-    expect(pool.load).toEqual({ waiting: 0, running: 0, workers: 0 });
+    expect(pool.load).toMatchObject({ waiting: 0, running: 0, workers: 0 });
+  });
+});
+
+describe('checks kept for SQL that comes again', () => {
+  const SQL = 'SELECT count(*) AS n FROM trades';
+  /** Resolves every table to `schema.table`, counting its calls. */
+  function resolver(schema: string, table: string) {
+    const calls: string[][] = [];
+    const resolve = async (tables: { folded: { table: string } }[]) => {
+      calls.push(tables.map((t) => t.folded.table));
+      return tables.map(() => ({ schema, table }));
+    };
+    return { resolve, calls };
+  }
+
+  it('answers the same text whose tables resolve as before without a worker', async () => {
+    const pool = checker();
+    const first = resolver('alice', 'dataset_trades');
+    const checked = await pool.check(SQL, first.resolve);
+    expect(checked).toContain('alice.dataset_trades');
+    expect(pool.load).toMatchObject({ sent: 1, kept: 1 });
+    const again = resolver('alice', 'dataset_trades');
+    expect(await pool.check(SQL, again.resolve)).toBe(checked);
+    // Resolved again, with the tables the first check named; no worker asked.
+    expect(again.calls).toEqual([['trades']]);
+    expect(pool.load).toMatchObject({ sent: 1, kept: 1 });
+  });
+
+  it('checks again when a table resolves to another, and refuses what no longer resolves', async () => {
+    const pool = checker();
+    const alice = await pool.check(SQL, resolver('alice', 'dataset_trades').resolve);
+    const bob = await pool.check(SQL, resolver('bob', 'dataset_trades').resolve);
+    expect(bob).toContain('bob.dataset_trades');
+    expect(bob).not.toBe(alice);
+    expect(pool.load).toMatchObject({ sent: 2 });
+    const gone = async () => {
+      throw new SqlRefusal('table trades does not exist', 21, 'byte', 'unknown-table');
+    };
+    const refused = await outcome(pool.check(SQL, gone));
+    expect(refused).toBeInstanceOf(SqlRefusal);
+    expect((refused as SqlRefusal).message).toBe('table trades does not exist');
+  });
+
+  it('keeps no refusal, and keeps texts checked with other options apart', async () => {
+    const pool = checker();
+    const attach = "ATTACH 'x.db'";
+    expect(await outcome(pool.check(attach, noTables))).toBeInstanceOf(SqlRefusal);
+    expect(await outcome(pool.check(attach, noTables))).toBeInstanceOf(SqlRefusal);
+    expect(pool.load).toMatchObject({ sent: 2, kept: 0 });
+    expect(await pool.check('SELECT $1', noTables, { parameters: true })).toContain('$1');
+    expect(await outcome(pool.check('SELECT $1', noTables))).toBeInstanceOf(SqlRefusal);
+    expect(pool.load).toMatchObject({ sent: 4, kept: 1 });
   });
 });
 
@@ -161,7 +213,7 @@ describe('a worker that fails', () => {
       /^checking this SQL took more than 0.2 s; try again later$/,
     );
     expect(await pool.check('SELECT 1', noTables)).toBe('SELECT 1');
-    expect(pool.load).toEqual({ waiting: 0, running: 0, workers: 1 });
+    expect(pool.load).toMatchObject({ waiting: 0, running: 0, workers: 1 });
   });
 
   it('runs out of memory: a refusal of the SQL, and the next check a new worker', async () => {

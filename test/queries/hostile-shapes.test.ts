@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { PARSE_BUDGET, parseCost } from '../../src/queries/sandbox/parse-cost.js';
+import { SqlRefusal } from '../../src/queries/sandbox/refusals.js';
+import { MAX_SQL_BYTES } from '../../src/queries/sandbox/sandbox-sql.js';
 import { type CheckWork, SqlCheck } from '../../src/queries/sandbox/sql-check.js';
-import { MAX_SQL_BYTES } from '../../src/queries/sandbox.js';
-import { SqlRefusal } from '../../src/queries/tree-checker.js';
 import { Database } from '../../src/storage/database.js';
 import { HOSTILE_SHAPES } from './support/hostile-shapes.js';
 import { ALICE, openFixture, sandboxFor } from './support/sandbox-fixture.js';

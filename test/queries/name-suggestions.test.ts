@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { suggestTables } from '../../src/queries/name-suggestions.js';
+import { suggestTables } from '../../src/queries/sandbox/name-suggestions.js';
 import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 import { executeSql, finished } from './support/queries.js';
 

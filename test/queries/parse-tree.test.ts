@@ -5,7 +5,7 @@ import {
   type TreeValue,
   treeNumberText,
   writeTree,
-} from '../../src/queries/parse-tree.js';
+} from '../../src/queries/sandbox/parse-tree.js';
 import type { Database } from '../../src/storage/database.js';
 import { HOSTILE_SQL } from './support/hostile-sql.js';
 import { openFixture } from './support/sandbox-fixture.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_SQL_BYTES } from '../../src/queries/sandbox.js';
+import { MAX_SQL_BYTES } from '../../src/queries/sandbox/sandbox-sql.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { fill } from './support/hostile-shapes.js';
 import { post, rowsOf, uploadTable } from './support/queries.js';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
-import { MAX_SQL_BYTES, sandboxSql, type WrittenTableName } from '../../src/queries/sandbox.js';
+import { MAX_SQL_BYTES, sandboxSql } from '../../src/queries/sandbox/sandbox-sql.js';
+import type { WrittenTableName } from '../../src/queries/sandbox/table-names.js';
 import type { Database } from '../../src/storage/database.js';
 import { ADMIN, ALICE, BOB, openFixture, sandboxFor, sqlChecker } from './support/sandbox-fixture.js';
 import { VALID_SQL } from './support/valid-sql.js';
@@ -146,18 +147,29 @@ describe('what a table name means', () => {
       'SELECT * FROM "Query_42", dune.Bob.t, bob.T, query_42, x.y.z CROSS JOIN t',
       async (name) => {
         asked.push(name);
-        return { qualifiedName: '"bob"."public_t"', isPrivate: false };
+        return { schema: 'bob', table: 'public_t', isPrivate: false };
       },
     ).catch(() => undefined);
     expect(asked).toEqual([{ table: 'query_42' }, { schema: 'bob', table: 't' }]);
   });
 
-  it('refuses a resolver answer that is not a quoted name, as a bug rather than a 400', async () => {
-    const answer = sandboxSql(sqlChecker, 'SELECT * FROM t', async () => ({
-      qualifiedName: 'bob.public_t; DROP TABLE x',
+  it('writes the names a resolver answers as names, never as SQL text', async () => {
+    const checked = await sandboxSql(sqlChecker, 'SELECT * FROM t', async () => ({
+      schema: 'bob',
+      table: 'public_t"; DROP TABLE x; --',
       isPrivate: false,
     }));
-    await expect(answer).rejects.toThrow(/not a quoted schema\.table/);
+    expect(checked.sql).toBe('SELECT * FROM bob."public_t""; DROP TABLE x; --" AS t');
+    await expect(run(checked.sql)).rejects.toThrow(/public_t"; DROP TABLE x; -- does not exist/);
+  });
+
+  it('refuses a resolver answer holding a NUL, as a bug rather than a 400', async () => {
+    const answer = sandboxSql(sqlChecker, 'SELECT * FROM t', async () => ({
+      schema: 'bob',
+      table: '\u000012',
+      isPrivate: false,
+    }));
+    await expect(answer).rejects.toThrow(/a name holding a NUL/);
     await expect(answer).rejects.not.toBeInstanceOf(ApiError);
   });
 });

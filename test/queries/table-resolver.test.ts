@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Account } from '../../src/auth/account.js';
-import type { WrittenTableName } from '../../src/queries/sandbox.js';
-import { tableResolver } from '../../src/queries/table-resolver.js';
+import type { WrittenTableName } from '../../src/queries/sandbox/table-names.js';
+import { tableResolver } from '../../src/queries/sandbox/table-resolver.js';
 import type { Database } from '../../src/storage/database.js';
 import { ADMIN, ALICE, BOB, openFixture } from './support/sandbox-fixture.js';
 
@@ -20,21 +20,21 @@ const resolve = (account: Account, name: WrittenTableName) =>
 
 describe('tableResolver', () => {
   it.each([
-    ['own table, unqualified', ALICE, { table: 'dataset_prices' }, '"alice"."dataset_prices"', false],
-    ['own private table', ALICE, { table: 'notes' }, '"alice"."notes"', true],
-    ['own table, qualified', ALICE, { schema: 'alice', table: 'notes' }, '"alice"."notes"', true],
+    ['own table, unqualified', ALICE, { table: 'dataset_prices' }, ['alice', 'dataset_prices'], false],
+    ['own private table', ALICE, { table: 'notes' }, ['alice', 'notes'], true],
+    ['own table, qualified', ALICE, { schema: 'alice', table: 'notes' }, ['alice', 'notes'], true],
     [
       'another account’s public table',
       ALICE,
       { schema: 'bob', table: 'public_t' },
-      '"bob"."public_t"',
+      ['bob', 'public_t'],
       false,
     ],
-    ['restaking', ALICE, { schema: 'restaking', table: 'avs' }, '"restaking"."avs"', false],
-    ['the owner’s private table', BOB, { table: 'secret' }, '"bob"."secret"', true],
-    ['any private table, for an admin', ADMIN, { schema: 'bob', table: 'secret' }, '"bob"."secret"', true],
-  ] as const)('resolves %s', async (_name, account, name, qualifiedName, isPrivate) => {
-    expect(await resolve(account, name)).toEqual({ qualifiedName, isPrivate });
+    ['restaking', ALICE, { schema: 'restaking', table: 'avs' }, ['restaking', 'avs'], false],
+    ['the owner’s private table', BOB, { table: 'secret' }, ['bob', 'secret'], true],
+    ['any private table, for an admin', ADMIN, { schema: 'bob', table: 'secret' }, ['bob', 'secret'], true],
+  ] as const)('resolves %s', async (_name, account, name, [schema, table], isPrivate) => {
+    expect(await resolve(account, name)).toEqual({ schema, table, isPrivate });
   });
 
   it.each([

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readTree, type TreeObject, type TreeValue } from '../../src/queries/parse-tree.js';
-import { checkStatement, SqlRefusal } from '../../src/queries/tree-checker.js';
+import { readTree, type TreeObject, type TreeValue } from '../../src/queries/sandbox/parse-tree.js';
+import { SqlRefusal } from '../../src/queries/sandbox/refusals.js';
+import { checkStatement } from '../../src/queries/sandbox/tree-checker.js';
 import type { Database } from '../../src/storage/database.js';
 import { openFixture } from './support/sandbox-fixture.js';
 

@@ -54,11 +54,13 @@ describe('the answer cache', () => {
           ]),
         );
         const answer = await results.answer(execution, request, format, '/api/v1');
+        if (answer.body.kind !== 'bytes') throw new Error(`a small page in ${answer.body.kind}`);
+        const bytes = answer.body.bytes;
         // Small enough for the pool: what made the slabs' waste possible.
-        expect(answer.body.length).toBeLessThan(4096);
-        expect(answer.body.buffer.byteLength).toBe(answer.body.length);
-        expect(answer.body.byteOffset).toBe(0);
-        const text = answer.body.toString();
+        expect(bytes.length).toBeLessThan(4096);
+        expect(bytes.buffer.byteLength).toBe(bytes.length);
+        expect(bytes.byteOffset).toBe(0);
+        const text = bytes.toString();
         if (format === 'json') {
           const rows = (JSON.parse(text) as { result: { rows: { id: number }[] } }).result.rows;
           expect(rows.map((row) => row.id)).toEqual([offset, offset + 1]);
@@ -69,5 +71,28 @@ describe('the answer cache', () => {
         expect(await results.answer(execution, request, format, '/api/v1')).toBe(answer);
       }
     }
+  });
+
+  it('writes a head and tail of more than one byte per character exactly around the rows', async () => {
+    const id = await executeSql(service, `SELECT i AS "größe", '→' || i AS "naïve" FROM range(3) r(i)`);
+    expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
+    const other = service.executions.get(id) as Execution;
+    const request = parseResultRequest(new Map([['limit', '2']]));
+    const csv = await results.answer(other, request, 'csv', '/v1');
+    if (csv.body.kind !== 'bytes') throw new Error(`a small page in ${csv.body.kind}`);
+    expect(csv.body.bytes.toString()).toBe('größe,naïve\n0,→0\n1,→1\n');
+    expect(csv.body.size).toBe(Buffer.byteLength('größe,naïve\n0,→0\n1,→1\n'));
+    const json = await results.answer(other, request, 'json', '/v1');
+    if (json.body.kind !== 'bytes') throw new Error(`a small page in ${json.body.kind}`);
+    const envelope = JSON.parse(json.body.bytes.toString()) as {
+      result: { rows: unknown[]; metadata: { column_names: string[]; result_set_bytes: number } };
+    };
+    expect(envelope.result.rows).toEqual([
+      { größe: 0, naïve: '→0' },
+      { größe: 1, naïve: '→1' },
+    ]);
+    expect(envelope.result.metadata.result_set_bytes).toBe(
+      Buffer.byteLength(JSON.stringify(envelope.result.rows)),
+    );
   });
 });

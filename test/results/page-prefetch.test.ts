@@ -1,18 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FileBody } from '../../src/results/page-body.js';
 import { PagePrefetch } from '../../src/results/page-prefetch.js';
-import type { RowsFile } from '../../src/results/rows-file.js';
 import { tempDir } from '../support/service.js';
 
 /** Pages written ahead: taken once, bounded in number, removed when nobody takes them. */
 
 function writer(dir: string) {
   let n = 0;
-  return async (): Promise<RowsFile> => {
+  return async (): Promise<FileBody> => {
     const file = path.join(dir, `page-${n++}`);
     fs.writeFileSync(file, 'rows,');
-    return { files: [{ path: file, size: 5 }], bytes: 4 };
+    return FileBody.written([{ path: file, size: 5 }], 1);
   };
 }
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { rowIdParts, rowIdRanges } from '../../src/results/result-rows.js';
-import type { RowsBeingWritten, RowsFile } from '../../src/results/rows-file.js';
+import { FileBody, type RowsBeingWritten } from '../../src/results/page-body.js';
+import { rowIdParts, rowIdRanges } from '../../src/results/row-id-pages.js';
 import { RowsInParts } from '../../src/results/rows-in-parts.js';
 import { tempDir } from '../support/service.js';
 
@@ -21,7 +21,7 @@ function slowWriter(dir: string) {
     state.mostWriting = Math.max(state.mostWriting, state.writing);
     const file = path.join(dir, `part-${part}`);
     fs.writeFileSync(file, '');
-    const written = (async (): Promise<RowsFile> => {
+    const written = (async (): Promise<FileBody> => {
       await new Promise<void>((resolve) => releases.set(part, resolve));
       state.writing--;
       if (part === 13) {
@@ -29,7 +29,7 @@ function slowWriter(dir: string) {
         throw new Error('part 13 failed');
       }
       fs.writeFileSync(file, `${part},`);
-      return { files: [{ path: file, size: fs.statSync(file).size }], bytes: fs.statSync(file).size - 1 };
+      return FileBody.written([{ path: file, size: fs.statSync(file).size }], 1);
     })();
     written.catch(() => undefined);
     return { path: file, created: Promise.resolve(), written, trailing: 1 };
@@ -56,7 +56,7 @@ describe('RowsInParts', () => {
     await release(1);
     await release(2);
     const second = await parts.part(1).written;
-    expect(second.bytes).toBe(1);
+    expect(second.rowsBytes).toBe(1);
     for (const index of [2, 3, 4, 5]) {
       const part = parts.part(index);
       expect(part.path).toBe(path.join(dir, `part-${index}`));

@@ -4,18 +4,15 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Execution } from '../../src/executions/execution.js';
+import { sendAnswer } from '../../src/http/send-answer.js';
+import { FileBody, type Parts, PartsBody, type RowsBeingWritten } from '../../src/results/page-body.js';
+import { PAGE_FORMATS } from '../../src/results/result-format.js';
 import { parseResultRequest } from '../../src/results/result-request.js';
 import { ResultRows } from '../../src/results/result-rows.js';
-import type { Answer, StreamedRows } from '../../src/results/results.js';
+import type { Answer } from '../../src/results/results.js';
 import { Results } from '../../src/results/results.js';
-import {
-  firstRows,
-  type RowsBeingWritten,
-  type RowsFile,
-  startRowsFile,
-} from '../../src/results/rows-file.js';
+import { firstRows, startRowsFile } from '../../src/results/rows-file.js';
 import { RowsInParts } from '../../src/results/rows-in-parts.js';
-import { sendLargePage } from '../../src/results/streamed-answer.js';
 import { executeSql, finished } from '../queries/support/queries.js';
 import { startTestService, type TestService, tempDir } from '../support/service.js';
 
@@ -40,11 +37,11 @@ function rowsText(body: string): string {
   return body.slice(start, body.lastIndexOf('],"metadata":'));
 }
 
-/** Sends `answer` (with its streamed rows) to one client over a real socket; the body received. */
-async function sentOverHttp(answer: Answer, rows: StreamedRows): Promise<Buffer> {
+/** Sends `answer` to one client over a real socket; the body received. */
+async function sentOverHttp(answer: Answer): Promise<Buffer> {
   let sent: Promise<void> | undefined;
   const server = http.createServer((_req, res) => {
-    sent = sendLargePage(res, answer, rows);
+    sent = sendAnswer(res, answer);
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -59,35 +56,38 @@ function fileWrittenInSteps(dir: string, trailing: number) {
   const file = path.join(dir, 'rows-steps');
   fs.writeFileSync(file, '');
   let finish: () => void = () => undefined;
-  const written = new Promise<RowsFile>((resolve) => {
-    finish = () => {
-      const size = fs.statSync(file).size;
-      resolve({ files: [{ path: file, size }], bytes: size - trailing });
-    };
+  const written = new Promise<FileBody>((resolve) => {
+    finish = () => resolve(FileBody.written([{ path: file, size: fs.statSync(file).size }], trailing));
   });
   const rows: RowsBeingWritten = { path: file, created: Promise.resolve(), written, trailing };
   return { rows, write: (text: string) => fs.appendFileSync(file, text), finish: () => finish() };
 }
 
-/** An answer whose body so far is the `[` before the rows. */
-function jsonHead(): Answer {
-  return { status: 200, contentType: 'application/json', body: Buffer.from('['), headers: {}, datapoints: 0 };
+/** An answer of `parts` between `[` and `tail`. */
+function jsonAnswer(parts: Parts, tail: (rowsBytes: number) => string): Answer {
+  return {
+    status: 200,
+    contentType: 'application/json',
+    headers: {},
+    body: new PartsBody(parts, Buffer.from(',')).framed('[', tail),
+    datapoints: 0,
+  };
+}
+
+/** The parts of a page's body (a long range). */
+function partsOf(answer: Answer): RowsInParts {
+  if (answer.body.kind !== 'parts') throw new Error(`a long range in ${answer.body.kind}`);
+  return answer.body.parts as RowsInParts;
 }
 
 describe('a part sent while it is written', () => {
   it('reaches the client as it grows, less the separator after its last JSON row', async () => {
     const dir = tempDir('rows-growing-');
     const part = fileWrittenInSteps(dir, 1);
-    const parts = new RowsInParts(1, () => part.rows, 1, 2);
-    const answer = jsonHead();
-    const streamed: StreamedRows = {
-      rows: parts,
-      separator: Buffer.from(','),
-      tail: (n) => Buffer.from(`]${n}`),
-    };
+    const answer = jsonAnswer(new RowsInParts(1, () => part.rows, 1, 2), (n) => `]${n}`);
     let sent: Promise<void> | undefined;
     const server = http.createServer((_req, res) => {
-      sent = sendLargePage(res, answer, streamed);
+      sent = sendAnswer(res, answer);
     });
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -127,16 +127,12 @@ describe('a part sent while it is written', () => {
     const parts = new RowsInParts(1, () => part.rows, 1, 1);
     // What result-rows does before answering: look at the first part's rows without taking it.
     expect(parts.first).toBe(part.rows);
-    const answer = jsonHead();
+    const answer = jsonAnswer(parts, () => ']');
     let sent: Promise<void> | undefined;
     const server = http.createServer((req, res) => {
       // Answered only once the client has gone.
       req.socket.once('close', () => {
-        sent = sendLargePage(res, answer, {
-          rows: parts,
-          separator: Buffer.from(','),
-          tail: () => Buffer.from(']'),
-        });
+        sent = sendAnswer(res, answer);
       });
     });
     servers.push(server);
@@ -160,9 +156,8 @@ describe('a part sent while it is written', () => {
         () =>
           startRowsFile(
             (sql, params) => service.database.read((session) => session.run(sql, params)),
-            'SELECT r FROM no_such_table',
-            [],
-            'csv',
+            { select: 'SELECT r FROM no_such_table', params: [] },
+            PAGE_FORMATS.csv,
             path.join(service.dataDir, 'tmp'),
           ),
         1,
@@ -241,11 +236,9 @@ describe('a long range in parts of any size', () => {
       try {
         const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
         const answer = await results.answer(execution, request, format, '/v1');
-        const streamed = answer.rows as StreamedRows;
-        expect(streamed.rows).toBeInstanceOf(RowsInParts);
-        const parts = (streamed.rows as RowsInParts).count;
+        const parts = partsOf(answer).count;
         expect(parts).toBeGreaterThanOrEqual(partBytes < 10_000_000 ? 10 : 1);
-        const body = (await sentOverHttp(answer, streamed)).toString();
+        const body = (await sentOverHttp(answer)).toString();
         const sentRows = format === 'csv' ? body : rowsText(body);
         expect(sentRows === paged[format], `${parts} parts`).toBe(true);
         if (format === 'json') {
@@ -262,59 +255,81 @@ describe('a long range in parts of any size', () => {
   );
 });
 
-describe('a long range in parts over many row groups', () => {
-  it('has at most two parts on disk while a slow client reads it', async () => {
-    const service = await startTestService();
-    try {
-      const id = await executeSql(service, "SELECT i, repeat('x', 200) AS s FROM range(800000) r(i)");
-      expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
-      const execution = service.executions.get(id) as Execution;
-      const tmpDir = path.join(service.dataDir, 'tmp');
-      const bytesPerRow = (execution.resultBytes ?? 0) / 800_000;
-      // Parts of 270,000 rows: over two row groups each, so written one at a time; three of them.
-      const rows = new ResultRows(service.database, {
+/**
+ * The most row files on disk at once while a client takes the first bytes of a whole CSV of
+ * `rows` rows of `width` characters, written in parts of `rowsPerPart` rows, and then reads
+ * nothing: until the part after the one being sent is on disk, then half a second more.
+ */
+async function mostPartsOnDisk(
+  rows: number,
+  width: number,
+  rowsPerPart: number,
+  parts: number,
+): Promise<number> {
+  const service = await startTestService();
+  try {
+    const id = await executeSql(service, `SELECT i, repeat('x', ${width}) AS s FROM range(${rows}) r(i)`);
+    expect((await finished(service, id)).state).toBe('QUERY_STATE_COMPLETED');
+    const execution = service.executions.get(id) as Execution;
+    const tmpDir = path.join(service.dataDir, 'tmp');
+    const bytesPerRow = (execution.resultBytes ?? 0) / rows;
+    const results = new Results(
+      service.executions,
+      new ResultRows(service.database, {
         inMemoryMaxRows: 1_000,
         cacheBytes: 1 << 20,
         tmpDir,
         inMemoryPageBytes: 1 << 20,
-        partBytes: Math.ceil(270_000 * bytesPerRow),
+        partBytes: Math.ceil(rowsPerPart * bytesPerRow),
         prefetch: { maxPages: 2, ttlMs: 60_000 },
-      });
-      const results = new Results(service.executions, rows, {
+      }),
+      {
         maxDatapointsPerRequest: 1_000,
         baseUrl: () => service.url,
         cacheBytes: 1 << 20,
         maxCachedAnswerBytes: 1 << 20,
-      });
-      const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
-      const answer = await results.answer(execution, request, 'csv', '/v1');
-      const streamed = answer.rows as StreamedRows;
-      expect((streamed.rows as RowsInParts).count).toBe(3);
-      let sent: Promise<void> | undefined;
-      const server = http.createServer((_req, res) => {
-        sent = sendLargePage(res, answer, streamed);
-      });
-      servers.push(server);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      // A client that takes the first bytes and then reads nothing more.
-      const request2 = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) =>
-        response.once('data', () => response.pause()),
-      );
-      request2.on('error', () => undefined);
-      // Until the part after the one being sent is on disk, then half a second more: no third.
-      let most = 0;
-      for (let i = 0, after = 0; i < 400 && after < 20; i++) {
-        most = Math.max(most, fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-')).length);
-        if (most >= 2) after++;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      expect(most).toBe(2);
-      request2.destroy();
-      await sent;
-      await results.close();
-      expect(fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-'))).toEqual([]);
-    } finally {
-      await service.stop();
+      },
+    );
+    const request = parseResultRequest(new Map([['ignore_max_datapoints_per_request', 'true']]));
+    const answer = await results.answer(execution, request, 'csv', '/v1');
+    expect(partsOf(answer).count).toBe(parts);
+    let sent: Promise<void> | undefined;
+    const server = http.createServer((_req, res) => {
+      sent = sendAnswer(res, answer);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, (response) =>
+      response.once('data', () => response.pause()),
+    );
+    client.on('error', () => undefined);
+    const rowFiles = () => fs.readdirSync(tmpDir).filter((f) => f.startsWith('rows-')).length;
+    let most = 0;
+    for (let i = 0, after = 0; i < 400 && after < 20; i++) {
+      most = Math.max(most, rowFiles());
+      if (most >= 2) after++;
+      await new Promise((resolve) => setTimeout(resolve, 25));
     }
+    client.destroy();
+    await sent;
+    await results.close();
+    expect(rowFiles()).toBe(0);
+    return most;
+  } finally {
+    await service.stop();
+  }
+}
+
+describe('a long range in parts over many row groups', () => {
+  it('has at most two parts on disk while a slow client reads it', async () => {
+    // Parts of 270,000 rows: over two row groups each, so written one at a time; three of them.
+    expect(await mostPartsOnDisk(800_000, 200, 270_000, 3)).toBe(2);
+  });
+
+  it('has at most two parts on disk when rows are wide (parts under two row groups, written two at a time)', async () => {
+    // Rows of ~600 bytes: at the default part size (128 MB) a part is ~210,000 rows, under two
+    // row groups, so the parts are written two at a time. Scaled down here: parts of 50,000
+    // rows. Two parts ahead of the one sent, as before, had three on disk.
+    expect(await mostPartsOnDisk(300_000, 600, 50_000, 6)).toBe(2);
   });
 });

@@ -106,7 +106,7 @@ describe('materialized views', () => {
 
   it('keeps the old rows while a refresh runs and when a refresh fails, saying why', async () => {
     const slow = await calls.createQuery(
-      'SELECT count(*) AS n FROM dataset_prices, (SELECT sum(x) AS s FROM range(400000000) t(x)) b',
+      'SELECT count(*) AS n FROM dataset_prices, (SELECT sum(x) AS s FROM range(2000000000) t(x)) b',
     );
     const created = await calls.upsertView({ name: 'result_slow', query_id: slow });
     const first = await calls.waitView('result_slow', (v) => v.last_refreshed_at !== null);

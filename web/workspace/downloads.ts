@@ -1,5 +1,6 @@
-import { type Api, withQuery } from './api.js';
-import { ResultsGrid, type ResultView } from './results-grid.js';
+import type { Api } from '../shared/api.js';
+import { withQuery } from '../shared/api-path.js';
+import { type ResultView, viewParameters } from './result-view.js';
 
 /**
  * Downloads of the result as the grid shows it (its filters and sort, every row): CSV from
@@ -12,7 +13,7 @@ export type DownloadFormat = 'csv' | 'parquet';
 export function downloadPath(view: ResultView, format: DownloadFormat): string {
   const id = encodeURIComponent(view.status.execution_id);
   return withQuery(`/v1/execution/${id}/results/${format}`, {
-    ...ResultsGrid.parameters(view),
+    ...viewParameters(view),
     // A file holds every row: the per-request cap is for pages of JSON.
     ignore_max_datapoints_per_request: format === 'csv' ? 'true' : undefined,
   });

@@ -1,6 +1,6 @@
-import type { Api } from './api.js';
-import { type ExecutionStatus, STATES } from './api-types.js';
-import { formatDuration } from './format.js';
+import type { Api } from '../shared/api.js';
+import { type ExecutionStatus, STATES } from '../shared/api-types.js';
+import { formatDuration } from '../shared/format.js';
 
 /**
  * Follows one execution from submission to its end: polls its status (often at first, then

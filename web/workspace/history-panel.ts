@@ -1,8 +1,7 @@
-import type { Api } from './api.js';
-import { type HistoryEntry, type HistoryList, STATES } from './api-types.js';
-import { h } from './dom.js';
-import { plural } from './format.js';
-import { when } from './views-panel.js';
+import type { Api } from '../shared/api.js';
+import { type HistoryEntry, type HistoryList, STATES } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
+import { plural, when } from '../shared/format.js';
 
 /**
  * The caller's execution history (GET /v1/executions, newest first): open a result again, or

@@ -1,5 +1,5 @@
-import type { Api } from './api.js';
-import type { Account, SavedQuery } from './api-types.js';
+import type { Api } from '../shared/api.js';
+import type { Account, SavedQuery } from '../shared/api-types.js';
 
 /**
  * "Materialize on a schedule…": keeps a saved query's result as a table `result_<name>`,

@@ -1,5 +1,6 @@
-import type { ParameterType, QueryParameter } from './api-types.js';
-import { h } from './dom.js';
+import type { ParameterType, QueryParameter } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
+import { parameterNames } from './parameter-names.js';
 
 /**
  * A form field for each `{{name}}` of the SQL (DESIGN §10): its type and its value. Fields
@@ -7,17 +8,6 @@ import { h } from './dom.js';
  */
 
 const TYPES: ParameterType[] = ['text', 'number', 'datetime', 'enum'];
-
-/** The parameter names of a query, in order of first use. */
-export function parameterNames(sql: string): string[] {
-  const names: string[] = [];
-  // As the service reads them (src/queries/parameters.ts): what lies between the braces, trimmed.
-  for (const match of sql.matchAll(/\{\{\s*([^{}]*?)\s*\}\}/g)) {
-    const name = match[1] as string;
-    if (!names.includes(name)) names.push(name);
-  }
-  return names;
-}
 
 export class ParametersForm {
   private readonly known = new Map<string, QueryParameter>();

@@ -1,6 +1,6 @@
-import type { Api } from './api.js';
-import type { PipelineStatus } from './api-types.js';
-import { h } from './dom.js';
+import type { Api } from '../shared/api.js';
+import type { PipelineStatus } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
 
 /**
  * A query's pipeline as it runs (POST /v1/query/{id}/pipeline/execute, then its status): each

@@ -1,7 +1,7 @@
-import type { Api } from './api.js';
-import type { QueryList, SavedQuery } from './api-types.js';
-import { h } from './dom.js';
-import { plural } from './format.js';
+import type { Api } from '../shared/api.js';
+import type { QueryList, SavedQuery } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
+import { plural } from '../shared/format.js';
 
 /** The caller's saved queries (GET /v1/queries, newest first): open one, or see the archived. */
 

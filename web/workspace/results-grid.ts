@@ -1,7 +1,11 @@
-import { type Api, ApiError, withQuery } from './api.js';
-import { type CellValue, type ExecutionStatus, type ResultsPage, STATES } from './api-types.js';
-import { h } from './dom.js';
-import { cellText, filterName, formatDuration, isNumericType, numberFormat, plural } from './format.js';
+import { type Api, ApiError } from '../shared/api.js';
+import { withQuery } from '../shared/api-path.js';
+import { type CellValue, type ExecutionStatus, type ResultsPage, STATES } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
+import { formatDuration, numberFormat, plural } from '../shared/format.js';
+import { messagePosition } from './error-position.js';
+import { cellText, isNumericType } from './result-values.js';
+import { nextSort, type ResultView, type Sort, viewParameters } from './result-view.js';
 
 /**
  * The results grid: one page at a time from GET /execution/{id}/results (limit, offset and
@@ -9,25 +13,7 @@ import { cellText, filterName, formatDuration, isNumericType, numberFormat, plur
  * the results' filter language). Values are shown as the API renders them.
  */
 
-export interface Sort {
-  column: string;
-  descending: boolean;
-}
-
-/** What the grid shows now; the chart and the downloads read the same filters and sort. */
-export interface ResultView {
-  status: ExecutionStatus;
-  filters: string;
-  sort: Sort | undefined;
-}
-
 export const PAGE_SIZES = [25, 100, 500, 1000] as const;
-
-/** The position a filter-language error gives ("… at position 16"), 0-based. */
-export function errorPosition(message: string): number | undefined {
-  const match = /\bat position (\d+)/.exec(message);
-  return match ? Number(match[1]) : undefined;
-}
 
 export class ResultsGrid {
   private view: ResultView | undefined;
@@ -35,6 +21,8 @@ export class ResultsGrid {
   private offset = 0;
   /** Answers to older requests are dropped: the newest request wins. */
   private generation = 0;
+  /** A new result is shown from its first row and column, not where the last one was scrolled to. */
+  private scrollToStart = false;
   private readonly table: HTMLTableElement;
 
   constructor(
@@ -80,6 +68,7 @@ export class ResultsGrid {
   show(status: ExecutionStatus): Promise<void> {
     this.view = { status, filters: '', sort: undefined };
     this.offset = 0;
+    this.scrollToStart = true;
     this.parts.filterInput.value = '';
     this.parts.filterError.textContent = '';
     this.parts.filterInput.removeAttribute('aria-invalid');
@@ -104,28 +93,9 @@ export class ResultsGrid {
 
   private setSort(column: string): void {
     if (!this.view) return;
-    const sort = this.view.sort;
-    // Ascending, then descending, then the result's own order.
-    const next: Sort | undefined =
-      sort?.column !== column
-        ? { column, descending: false }
-        : sort.descending
-          ? undefined
-          : { column, descending: true };
-    this.view = { ...this.view, sort: next };
+    this.view = { ...this.view, sort: nextSort(this.view.sort, column) };
     this.offset = 0;
     void this.load(column);
-  }
-
-  /** The query string of the current filters and sort, shared with the chart and downloads. */
-  static parameters(view: ResultView): Record<string, string | undefined> {
-    return {
-      filters: view.filters || undefined,
-      sort_by: view.sort
-        ? `${filterName(view.sort.column)} ${view.sort.descending ? 'DESC' : 'ASC'}`
-        : undefined,
-      allow_partial_results: view.status.state === STATES.completedPartial ? 'true' : undefined,
-    };
   }
 
   private async load(focusColumn?: string, path?: string): Promise<void> {
@@ -137,7 +107,7 @@ export class ResultsGrid {
       withQuery(`/v1/execution/${encodeURIComponent(view.status.execution_id)}/results`, {
         limit: this.limit,
         offset: this.offset,
-        ...ResultsGrid.parameters(view),
+        ...viewParameters(view),
       });
     this.parts.container.setAttribute('aria-busy', 'true');
     let page: ResultsPage;
@@ -168,7 +138,7 @@ export class ResultsGrid {
     if (error instanceof ApiError && error.status === 400 && /^(filters|sort_by):/.test(message)) {
       this.parts.filterError.textContent = message;
       this.parts.filterInput.setAttribute('aria-invalid', 'true');
-      const position = errorPosition(message);
+      const position = messagePosition(message);
       if (message.startsWith('filters:') && position !== undefined) {
         this.parts.filterInput.focus();
         this.parts.filterInput.setSelectionRange(position, this.parts.filterInput.value.length);
@@ -188,67 +158,14 @@ export class ResultsGrid {
     }
     const { column_names: names, column_types: types } = result.metadata;
     const numeric = types.map(isNumericType);
-    const headRow = h(
-      'tr',
-      {},
-      h('th', { scope: 'col', class: 'row-number' }, h('span', { class: 'visually-hidden' }, 'Row'), '#'),
+    this.table.replaceChildren(
+      headRow(names, types, numeric, view.sort, (name) => this.setSort(name)),
+      bodyRows(result.rows, names, numeric, this.offset + 1),
     );
-    names.forEach((name, i) => {
-      const sorted =
-        view.sort?.column === name ? (view.sort.descending ? 'descending' : 'ascending') : undefined;
-      const button = h(
-        'button',
-        {
-          type: 'button',
-          class: 'sort',
-          'data-column': name,
-          title: `Sort by ${name}`,
-          onclick: () => this.setSort(name),
-        },
-        h('span', { class: 'column-title' }, name),
-        h('span', { class: 'column-type' }, types[i] ?? ''),
-        h(
-          'span',
-          { class: 'sort-mark', 'aria-hidden': 'true' },
-          sorted === 'ascending' ? '▲' : sorted === 'descending' ? '▼' : '',
-        ),
-      );
-      headRow.append(
-        h('th', { scope: 'col', 'aria-sort': sorted, class: numeric[i] ? 'num' : undefined }, button),
-      );
-    });
-    // An empty last column takes the room the data does not need, so that narrow results
-    // keep their columns as wide as their values rather than spread over the page.
-    const filler = () => {
-      const td = document.createElement('td');
-      td.className = 'filler';
-      td.setAttribute('aria-hidden', 'true');
-      return td;
-    };
-    headRow.append(filler());
-    // Rows as one fragment: a 1,000-row page lays out once.
-    const body = document.createElement('tbody');
-    const first = this.offset + 1;
-    result.rows.forEach((row, r) => {
-      const tr = document.createElement('tr');
-      const number = document.createElement('td');
-      number.className = 'row-number';
-      number.textContent = String(first + r);
-      tr.append(number);
-      names.forEach((name, i) => {
-        const td = document.createElement('td');
-        const value = row[name] as CellValue;
-        const text = cellText(value);
-        td.textContent = text;
-        if (value === null) td.className = 'null';
-        else if (numeric[i]) td.className = 'num';
-        if (text.length > 40) td.title = text;
-        tr.append(td);
-      });
-      tr.append(filler());
-      body.append(tr);
-    });
-    this.table.replaceChildren(h('thead', {}, headRow), body);
+    if (this.scrollToStart) {
+      this.scrollToStart = false;
+      this.parts.container.scrollTo(0, 0);
+    }
     if (focusColumn) {
       this.table
         .querySelector<HTMLButtonElement>(`button.sort[data-column="${CSS.escape(focusColumn)}"]`)
@@ -315,6 +232,85 @@ export class ResultsGrid {
       button('Last page', '⇥', next !== undefined, go(lastOffset)),
     );
   }
+}
+
+/** The header: a button per column that sorts by it, marked with the current sort. */
+function headRow(
+  names: string[],
+  types: string[],
+  numeric: boolean[],
+  sort: Sort | undefined,
+  sortBy: (name: string) => void,
+): HTMLTableSectionElement {
+  const row = h(
+    'tr',
+    {},
+    h('th', { scope: 'col', class: 'row-number' }, h('span', { class: 'visually-hidden' }, 'Row'), '#'),
+  );
+  names.forEach((name, i) => {
+    const sorted = sort?.column === name ? (sort.descending ? 'descending' : 'ascending') : undefined;
+    const button = h(
+      'button',
+      {
+        type: 'button',
+        class: 'sort',
+        'data-column': name,
+        title: `Sort by ${name}`,
+        onclick: () => sortBy(name),
+      },
+      h('span', { class: 'column-title' }, name),
+      h('span', { class: 'column-type' }, types[i] ?? ''),
+      h(
+        'span',
+        { class: 'sort-mark', 'aria-hidden': 'true' },
+        sorted === 'ascending' ? '▲' : sorted === 'descending' ? '▼' : '',
+      ),
+    );
+    row.append(h('th', { scope: 'col', 'aria-sort': sorted, class: numeric[i] ? 'num' : undefined }, button));
+  });
+  row.append(filler());
+  return h('thead', {}, row);
+}
+
+/**
+ * An empty last column takes the room the data does not need, so that narrow results keep
+ * their columns as wide as their values rather than spread over the page.
+ */
+function filler(): HTMLTableCellElement {
+  const td = document.createElement('td');
+  td.className = 'filler';
+  td.setAttribute('aria-hidden', 'true');
+  return td;
+}
+
+/** The page's rows, numbered from `first`, as one fragment: a 1,000-row page lays out once. */
+function bodyRows(
+  rows: Record<string, CellValue>[],
+  names: string[],
+  numeric: boolean[],
+  first: number,
+): HTMLTableSectionElement {
+  const body = document.createElement('tbody');
+  rows.forEach((row, r) => {
+    const tr = document.createElement('tr');
+    const number = document.createElement('td');
+    number.className = 'row-number';
+    number.textContent = String(first + r);
+    tr.append(number);
+    names.forEach((name, i) => {
+      const td = document.createElement('td');
+      const value = row[name] as CellValue;
+      const text = cellText(value);
+      td.textContent = text;
+      if (value === null) td.className = 'null';
+      else if (numeric[i]) td.className = 'num';
+      if (text.length > 40) td.title = text;
+      tr.append(td);
+    });
+    tr.append(filler());
+    body.append(tr);
+  });
+  return body;
 }
 
 /** next_uri is absolute (PUBLIC_BASE_URL); the page only ever calls its own origin. */

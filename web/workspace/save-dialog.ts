@@ -1,4 +1,4 @@
-import type { Account } from './api-types.js';
+import type { Account } from '../shared/api-types.js';
 
 /**
  * The dialog that names a query as it is saved: name (required), description, private.

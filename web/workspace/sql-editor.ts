@@ -20,7 +20,7 @@ import {
   placeholder,
 } from '@codemirror/view';
 import { tags } from '@lezer/highlight';
-import type { TableEntry } from './api-types.js';
+import type { TableEntry } from '../shared/api-types.js';
 
 /**
  * The SQL editor: CodeMirror 6 with SQL highlighting (PostgreSQL's dialect is the closest to

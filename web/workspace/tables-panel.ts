@@ -1,7 +1,9 @@
-import type { Api } from './api.js';
-import type { Account, TableEntry, TableList } from './api-types.js';
-import { append, h } from './dom.js';
-import { formatBytes, numberFormat, plural, sqlName } from './format.js';
+import type { Api } from '../shared/api.js';
+import type { Account, TableEntry } from '../shared/api-types.js';
+import { append, h } from '../shared/dom.js';
+import { formatBytes, numberFormat, plural } from '../shared/format.js';
+import { allTables } from '../shared/table-list.js';
+import { sqlName } from './result-values.js';
 
 /**
  * The tables panel: the caller's tables and other accounts' public ones (what GET /v1/tables
@@ -14,8 +16,6 @@ export interface TablesEvents {
   chooseColumn(name: string): void;
   loaded(tables: TableEntry[]): void;
 }
-
-const PAGE = 10_000;
 
 export class TablesPanel {
   private tables: TableEntry[] = [];
@@ -32,13 +32,7 @@ export class TablesPanel {
 
   async load(api: Api, account: Account): Promise<void> {
     this.status.textContent = 'Loading tables…';
-    const tables: TableEntry[] = [];
-    let offset: number | undefined = 0;
-    while (offset !== undefined) {
-      const page: TableList = await api.get<TableList>(`/v1/tables?limit=${PAGE}&offset=${offset}`);
-      tables.push(...page.tables);
-      offset = page.next_offset;
-    }
+    const tables = await allTables(api);
     // The caller's own first, then the rest by name.
     const own = (t: TableEntry) => (t.namespace === account.handle ? 0 : 1);
     tables.sort((a, b) => own(a) - own(b) || a.full_name.localeCompare(b.full_name));

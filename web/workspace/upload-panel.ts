@@ -1,7 +1,8 @@
-import { type Api, withQuery } from './api.js';
-import type { UploadAnswer } from './api-types.js';
-import { h } from './dom.js';
-import { numberFormat, plural } from './format.js';
+import type { Api } from '../shared/api.js';
+import { withQuery } from '../shared/api-path.js';
+import type { UploadAnswer } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
+import { numberFormat, plural } from '../shared/format.js';
 
 /**
  * Upload a file from the tables panel (issue 24): drop or choose a .csv, .parquet, .ndjson or

@@ -1,17 +1,12 @@
-import type { Api } from './api.js';
-import type { MaterializedView, ViewList } from './api-types.js';
-import { h } from './dom.js';
-import { plural } from './format.js';
+import type { Api } from '../shared/api.js';
+import type { MaterializedView, ViewList } from '../shared/api-types.js';
+import { h } from '../shared/dom.js';
+import { plural, when } from '../shared/format.js';
 
 /**
  * The caller's materialized views (GET /v1/materialized-views): name, the query it keeps,
  * schedule, last refresh, next run, why the last refresh failed; refresh one now.
  */
-
-export function when(iso: string | null): string {
-  if (!iso) return 'never';
-  return iso.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
-}
 
 export class ViewsPanel {
   private api: Api | undefined;

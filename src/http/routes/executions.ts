@@ -43,8 +43,8 @@ export function executionRoutes(router: Router, deps: AppDeps): void {
     .route('/execution/:executionId/status')
     .get(auth, async (req: Request, res: Response) => {
       readQueryParams(req, []);
-      const execution = await queries.readableExecution(accountOf(res), String(req.params.executionId));
-      res.json(results.status(execution));
+      const readable = await queries.readableExecution(accountOf(res), String(req.params.executionId));
+      res.json(results.status(await deps.executions.statusLook(readable)));
     })
     .all(methodNotAllowed('GET'));
 

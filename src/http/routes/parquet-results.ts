@@ -2,12 +2,13 @@ import path from 'node:path';
 import type { Request, Response, Router } from 'express';
 import type { Execution } from '../../executions/execution.js';
 import { writeParquet } from '../../results/parquet-export.js';
+import { PARQUET_FORMAT } from '../../results/result-format.js';
 import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../../results/result-request.js';
-import { sendLargePage } from '../../results/streamed-answer.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
+import { sendAnswer } from '../send-answer.js';
 import { parseQueryId } from './results.js';
 
 /**
@@ -18,7 +19,6 @@ import { parseQueryId } from './results.js';
  * streamed from disk rather than built in memory.
  */
 
-const PARQUET_TYPE = 'application/vnd.apache.parquet';
 const PARAMETER_PREFIX = 'params.';
 
 /** The result parameters, and the query parameter values (`params.NAME`) by name. */
@@ -36,32 +36,16 @@ export function parquetResultRoutes(router: Router, deps: AppDeps): void {
   const tmpDir = path.join(deps.config.dataDir, 'tmp');
 
   async function sendParquet(res: Response, execution: Execution, request: ResultRequest): Promise<void> {
-    const { file, bytes } = await writeParquet(
-      database,
-      results.servable(execution, request),
-      request,
-      tmpDir,
-    );
-    // Sent like a large page (streamed-answer.ts): from buffers kept between answers, a
-    // client that stops reading let go, and the file removed however the answer ends.
-    await sendLargePage(
-      res,
-      {
-        status: 200,
-        contentType: PARQUET_TYPE,
-        body: Buffer.alloc(0),
-        headers: {
-          'Content-Length': String(bytes),
-          'Content-Disposition': `attachment; filename="${execution.id.toLowerCase()}.parquet"`,
-        },
-        datapoints: 0,
-      },
-      {
-        rows: { files: [{ path: file, size: bytes }], bytes },
-        separator: Buffer.alloc(0),
-        tail: () => Buffer.alloc(0),
-      },
-    );
+    const body = await writeParquet(database, results.servable(execution, request), request, tmpDir);
+    // Sent like a large page: from buffers kept between answers, a client that stops reading
+    // let go, and the file removed however the answer ends.
+    await sendAnswer(res, {
+      status: 200,
+      contentType: PARQUET_FORMAT.contentType,
+      headers: { 'Content-Disposition': `attachment; filename="${execution.id.toLowerCase()}.parquet"` },
+      body,
+      datapoints: 0,
+    });
   }
 
   router

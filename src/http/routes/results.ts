@@ -3,15 +3,15 @@ import type { Request, Response, Router } from 'express';
 import { badRequest, notFound } from '../../errors.js';
 import type { ServiceMetrics } from '../../metrics/service-metrics.js';
 import { LruCache } from '../../results/lru-cache.js';
+import { PAGE_FORMATS, type ResultFormat } from '../../results/result-format.js';
 import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../../results/result-request.js';
-import type { ResultFormat } from '../../results/result-rows.js';
 import type { Answer } from '../../results/results.js';
-import { sendLargePage } from '../../results/streamed-answer.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import type { LaneRoutes } from '../lane-routes.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { mayHoldKey, readQueryParams } from '../query-params.js';
+import { sendAnswer } from '../send-answer.js';
 
 /** The saved query behind the spec's metrics endpoint (the id the mirrored API uses). */
 export const AVS_METRICS_QUERY_ID = 3693850;
@@ -70,25 +70,14 @@ function checkedOnce<T>(check: (req: RequestUrl) => T): (req: RequestUrl) => T {
   };
 }
 
-/**
- * Writes a prepared answer: one writeHead, one write of the ready bytes, framed by their length
- * (a large page: streamed from DuckDB's files, streamed-answer.ts).
- */
+/** Writes a prepared answer (a large page: streamed from DuckDB's files, send-answer.ts) and counts its datapoints. */
 export function send(
   res: ServerResponse,
   answer: Answer,
   metrics: ServiceMetrics,
   format: ResultFormat,
 ): void {
-  if (answer.rows) void sendLargePage(res, answer, answer.rows);
-  else {
-    res.writeHead(answer.status, {
-      'Content-Type': answer.contentType,
-      'Content-Length': answer.body.length,
-      ...answer.headers,
-    });
-    res.end(answer.body);
-  }
+  void sendAnswer(res, answer);
   metrics.datapointsServed(format, answer.datapoints);
 }
 
@@ -125,7 +114,7 @@ export function resultRoutes(router: Router, deps: AppDeps, lane: LaneRoutes): v
     .all(methodNotAllowed('GET'));
 
   for (const format of ['json', 'csv'] as ResultFormat[]) {
-    const suffix = format === 'csv' ? '/csv' : '';
+    const suffix = PAGE_FORMATS[format].pathSuffix;
     lane
       .get(router, `/query/:queryId/results${suffix}`, async (req, res) => {
         const id = parseQueryId(req.params.queryId, 'query id');

@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { Database } from '../../storage/database.js';
-import { SqlRefusal } from '../tree-checker.js';
 import type { FromWorker, ToWorker } from './messages.js';
+import { SqlRefusal } from './refusals.js';
 import { SqlCheck } from './sql-check.js';
 
 /**

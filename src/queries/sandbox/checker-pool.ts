@@ -3,9 +3,11 @@ import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { embeddedManifest, isSingleExecutable, readEmbedded } from '../../packaging/single-executable.js';
-import { type CheckOptions, SqlRefusal, type WrittenName } from '../tree-checker.js';
+import { CheckedSqlCache } from './checked-sql-cache.js';
 import type { FromWorker, ToWorker } from './messages.js';
-import type { NamedTable } from './sql-check.js';
+import { SqlRefusal } from './refusals.js';
+import type { NamedTable, QualifiedTable } from './table-names.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /**
  * The sandbox's checker: a few worker threads (check-worker.ts), each with its own DuckDB,
@@ -44,7 +46,7 @@ export interface SqlCheckerOptions {
 }
 
 /** Resolves the tables a check names: what each means, or a throw (e.g. SqlRefusal). */
-export type TableResolution = (tables: NamedTable[]) => Promise<WrittenName[]>;
+export type TableResolution = (tables: NamedTable[]) => Promise<QualifiedTable[]>;
 
 /** A worker that has run one check this long is stuck (a bug): it is replaced. */
 const RUN_LIMIT_MS = 60_000;
@@ -81,14 +83,38 @@ export class SqlChecker {
   private readonly waiting: Job[] = [];
   private nextId = 1;
   private closed = false;
+  private readonly checked = new CheckedSqlCache();
 
   constructor(private readonly options: SqlCheckerOptions) {
     this.slots = new Array(options.workers).fill(undefined);
   }
 
-  /** Checks `sql` on a worker; `resolve` is called (here, on the main thread) with its tables. */
-  check(sql: string, resolve: TableResolution, options: CheckOptions = {}): Promise<string> {
-    if (this.closed) return Promise.reject(unavailable(SHUTTING_DOWN));
+  /**
+   * Checks `sql` on a worker; `resolve` is called (here, on the main thread) with its tables.
+   * SQL checked before whose tables resolve as they did then takes that check's answer
+   * (checked-sql-cache.ts) without a worker.
+   */
+  async check(sql: string, resolve: TableResolution, options: CheckOptions = {}): Promise<string> {
+    if (this.closed) throw unavailable(SHUTTING_DOWN);
+    const key = CheckedSqlCache.key(sql, options);
+    const kept = this.checked.get(key);
+    if (kept) {
+      const answer = kept.answerFor(kept.tables.length === 0 ? [] : await resolve(kept.tables));
+      if (answer !== undefined) return answer;
+    }
+    let named: NamedTable[] = [];
+    let resolved: QualifiedTable[] = [];
+    const remembering: TableResolution = async (tables) => {
+      named = tables;
+      resolved = await resolve(tables);
+      return resolved;
+    };
+    const answer = await this.onWorker(sql, remembering, options);
+    this.checked.set(key, named, resolved, answer);
+    return answer;
+  }
+
+  private onWorker(sql: string, resolve: TableResolution, options: CheckOptions): Promise<string> {
     if (this.waiting.length >= this.options.maxWaiting) {
       return Promise.reject(
         unavailable(`too many SQL checks are waiting (${this.waiting.length}); try again in a moment`),
@@ -107,13 +133,18 @@ export class SqlChecker {
     for (let i = 0; i < this.slots.length; i++) if (!this.slots[i] && !this.closed) this.start(i);
   }
 
-  /** Checks waiting for a worker, checks running, and workers started: for tests and metrics. */
-  get load(): { waiting: number; running: number; workers: number } {
+  /**
+   * Checks waiting for a worker, checks running, workers started, checks sent to a worker so
+   * far and answers kept (checked-sql-cache.ts): for tests and metrics.
+   */
+  get load(): { waiting: number; running: number; workers: number; sent: number; kept: number } {
     const slots = this.slots.filter((slot): slot is Slot => slot !== undefined);
     return {
       waiting: this.waiting.length,
       running: slots.filter((slot) => slot.job).length,
       workers: slots.length,
+      sent: this.nextId - 1,
+      kept: this.checked.size,
     };
   }
 

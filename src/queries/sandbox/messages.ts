@@ -1,5 +1,6 @@
-import type { CheckOptions, RefusalKind, WrittenName } from '../tree-checker.js';
-import type { NamedTable } from './sql-check.js';
+import type { RefusalKind } from './refusals.js';
+import type { NamedTable, QualifiedTable } from './table-names.js';
+import type { CheckOptions } from './tree-checker.js';
 
 /** What the service and a check worker (check-worker.ts) tell each other; plain data only. */
 
@@ -7,7 +8,7 @@ export type ToWorker =
   /** Begin a check: parse and walk the SQL, then answer `tables`, or at once `done`. */
   | { type: 'check'; id: number; sql: string; options: CheckOptions }
   /** The check's tables resolved: `targets[i]` is what `tables[i]` means. */
-  | { type: 'resolved'; id: number; targets: WrittenName[] }
+  | { type: 'resolved'; id: number; targets: QualifiedTable[] }
   /** A table was refused: drop the check. */
   | { type: 'abandon'; id: number }
   | { type: 'close' };

@@ -1,16 +1,11 @@
 import { reusable, type Session } from '../../storage/database.js';
-import { nameItems, type UnnamedItem, unnamedItems } from '../column-names.js';
-import { keepConstantTypes } from '../constant-types.js';
-import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from '../parse-tree.js';
-import {
-  type CheckOptions,
-  checkStatement,
-  SqlRefusal,
-  type TableReference,
-  type WrittenName,
-} from '../tree-checker.js';
+import { nameItems, type UnnamedItem, unnamedItems } from './column-names.js';
+import { keepConstantTypes } from './constant-types.js';
 import { type ParseCost, parseCost } from './parse-cost.js';
-import { nameKey, shownName } from './written-names.js';
+import { isTreeObject, readTree, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
+import { SqlRefusal } from './refusals.js';
+import { type NamedTable, nameKey, type QualifiedTable, shownName } from './table-names.js';
+import { type CheckOptions, checkStatement, type TableReference } from './tree-checker.js';
 
 /**
  * One user's SQL through the sandbox's steps that need no catalog (DESIGN §10), as a worker
@@ -36,15 +31,6 @@ export const MAX_TREE_DEPTH = 1_000;
  */
 export const TREE_CHARS_PER_SQL_BYTE = 256;
 const TREE_CHARS_SLACK = 4 * 1024 * 1024;
-
-/** A table the SQL names, as the service's resolver is asked about it. */
-export interface NamedTable {
-  /** As written, for messages. */
-  written: WrittenName;
-  /** ASCII letters lowercased, as DuckDB compares names. */
-  folded: WrittenName;
-  location: number | undefined;
-}
 
 /**
  * What a check read and wrote, in units that grow with its work whatever the machine's load
@@ -106,13 +92,13 @@ export class SqlCheck {
    * Points each table reference at what the service resolved it to (`targets[i]` for
    * `tables[i]`), and returns the SQL to run, verified.
    */
-  async finish(session: Session, targets: readonly WrittenName[]): Promise<string> {
+  async finish(session: Session, targets: readonly QualifiedTable[]): Promise<string> {
     if (targets.length !== this.references.length) {
       throw new Error(`${targets.length} resolved tables for ${this.references.length} references`);
     }
     const allowed = new Set<string>();
     this.references.forEach((reference, i) => {
-      const target = targets[i] as WrittenName;
+      const target = targets[i] as QualifiedTable;
       allowed.add(nameKey(target));
       rewriteReference(reference, target);
     });
@@ -181,10 +167,15 @@ function readRoot(json: string | undefined, treeLimit: number): TreeObject {
  * Points a reference at the table it means. The reference keeps the name it was written with
  * as its alias, so `query_42.col` still names a column when `query_42` reads another table.
  */
-function rewriteReference(reference: TableReference, target: WrittenName): void {
+function rewriteReference(reference: TableReference, target: QualifiedTable): void {
+  // The resolver's names are the service's own; a NUL would read as a number's mark in the tree
+  // (parse-tree.ts), so one is a bug, never the SQL's doing.
+  if (`${target.schema}${target.table}`.includes('\u0000')) {
+    throw new Error(`a table resolver answered ${JSON.stringify(target)}, a name holding a NUL`);
+  }
   const node = reference.node;
-  node.catalog_name = target.catalog ?? '';
-  node.schema_name = target.schema ?? '';
+  node.catalog_name = '';
+  node.schema_name = target.schema;
   node.table_name = target.table;
   if (node.alias === '' && target.table !== reference.folded.table) node.alias = reference.written.table;
 }

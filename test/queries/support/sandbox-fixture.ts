@@ -1,7 +1,7 @@
 import type { Account } from '../../../src/auth/account.js';
 import { SqlChecker } from '../../../src/queries/sandbox/checker-pool.js';
-import { type SandboxedSql, sandboxSql, type TableResolver } from '../../../src/queries/sandbox.js';
-import { tableResolver } from '../../../src/queries/table-resolver.js';
+import { type SandboxedSql, sandboxSql } from '../../../src/queries/sandbox/sandbox-sql.js';
+import { type TableResolver, tableResolver } from '../../../src/queries/sandbox/table-resolver.js';
 import { Database } from '../../../src/storage/database.js';
 import { migrate } from '../../../src/storage/service-schema.js';
 import { qualifiedName } from '../../../src/storage/sql.js';
@@ -87,9 +87,7 @@ export function composedResolver(
   const tables = tableResolver(session, account);
   return async (name) => {
     if (name.schema === undefined && /^query_\d+$/.test(name.table)) {
-      return name.table === 'query_42'
-        ? { qualifiedName: qualifiedName(RESULT_TABLE.schema, RESULT_TABLE.table), isPrivate: false }
-        : undefined;
+      return name.table === 'query_42' ? { ...RESULT_TABLE, isPrivate: false } : undefined;
     }
     return tables(name);
   };

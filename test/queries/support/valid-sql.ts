@@ -1,6 +1,6 @@
 /**
  * Queries the sandbox must accept, together touching every node kind and field of
- * src/queries/tree-shapes.ts. Every table is written in full, so each query also runs
+ * src/queries/sandbox/tree-shapes.ts. Every table is written in full, so each query also runs
  * unchanged against the fixture's database: the test compares both results (rows, column
  * names and types), which shows that the rewrite keeps what the query means. `p` is
  * alice.dataset_prices, `q` bob.public_t (both `who varchar, n bigint`, one row).

@@ -3,8 +3,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Answer, StreamedRows } from '../../src/results/results.js';
-import { sendLargePage } from '../../src/results/streamed-answer.js';
+import { sendAnswer } from '../../src/http/send-answer.js';
+import { FileBody } from '../../src/results/page-body.js';
+import type { Answer } from '../../src/results/results.js';
 import { tempDir } from '../support/service.js';
 
 /**
@@ -31,16 +32,11 @@ async function pageServer(bytes: number, stalledMs: number) {
     const answer: Answer = {
       status: 200,
       contentType: 'text/csv',
-      body: Buffer.from('head\n'),
-      headers: { 'Content-Length': String(5 + bytes + 5) },
+      headers: {},
+      body: new FileBody([{ path: file, size: bytes }], bytes, Buffer.from('head\n'), Buffer.from('tail\n')),
       datapoints: 0,
     };
-    const streamed: StreamedRows = {
-      rows: { files: [{ path: file, size: bytes }], bytes },
-      separator: Buffer.alloc(0),
-      tail: () => Buffer.from('tail\n'),
-    };
-    sent.push(sendLargePage(res, answer, streamed, stalledMs));
+    sent.push(sendAnswer(res, answer, stalledMs));
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -48,10 +44,14 @@ async function pageServer(bytes: number, stalledMs: number) {
 }
 
 describe('a large page sent from its file', () => {
-  it('reaches a client that reads it, whole, and the file is removed', async () => {
+  it('reaches a client that reads it, whole, framed by its length, and the file is removed', async () => {
     const { url, dir, sent } = await pageServer(5_000_000, 60_000);
-    const body = await (await fetch(url)).arrayBuffer();
+    const response = await fetch(url);
+    expect(response.headers.get('content-length')).toBe(String(5 + 5_000_000 + 5));
+    const body = Buffer.from(await response.arrayBuffer());
     expect(body.byteLength).toBe(5 + 5_000_000 + 5);
+    expect(body.subarray(0, 6).toString()).toBe('head\nx');
+    expect(body.subarray(-6).toString()).toBe('xtail\n');
     await Promise.all(sent);
     expect(fs.readdirSync(dir)).toEqual([]);
   });

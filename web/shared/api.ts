@@ -76,18 +76,12 @@ export class Api {
     return (await (await this.send('PATCH', path, body)).json()) as T;
   }
 
+  async delete<T>(path: string): Promise<T> {
+    return (await (await this.send('DELETE', path)).json()) as T;
+  }
+
   /** A whole answer as a file, for downloads (held in memory by the browser until saved). */
   async file(path: string, accept: string): Promise<Blob> {
     return (await this.send('GET', path, undefined, accept)).blob();
   }
-}
-
-/** A path and query string, e.g. results('/v1/execution/X/results', {limit: 100}). */
-export function withQuery(path: string, params: Record<string, string | number | undefined>): string {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) {
-    if (value !== undefined && value !== '') query.set(name, String(value));
-  }
-  const text = query.toString();
-  return text ? `${path}?${text}` : path;
 }

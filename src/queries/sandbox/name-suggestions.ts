@@ -1,5 +1,5 @@
-import { nearestNames } from '../filter-language/nearest-names.js';
-import type { WrittenTableName } from './sandbox.js';
+import { nearestNames } from '../../filter-language/nearest-names.js';
+import type { WrittenTableName } from './table-names.js';
 
 /**
  * "Did you mean" for a table name in users' SQL that the caller may not read (issue 24). A pure

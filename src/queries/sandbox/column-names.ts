@@ -1,7 +1,7 @@
-import type { Session } from '../storage/database.js';
+import type { Session } from '../../storage/database.js';
 import { holdsRewrittenConstant } from './constant-types.js';
 import { isTreeObject, type TreeObject, type TreeValue, writeTree } from './parse-tree.js';
-import { SqlRefusal } from './tree-checker.js';
+import { SqlRefusal } from './refusals.js';
 
 /**
  * Keeps the result's column names those of the SQL as the user wrote it, where the rewrite

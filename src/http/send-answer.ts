@@ -1,14 +1,15 @@
 import fs from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
-import type { Answer, StreamedRows } from './results.js';
-import { type RowsBeingWritten, type RowsFile, removeRows, untilGrown, watchWritten } from './rows-file.js';
-import { discardRows, RowsInParts } from './rows-in-parts.js';
+import type { FileBody, PartsBody, RowsBeingWritten } from '../results/page-body.js';
+import type { Answer } from '../results/results.js';
+import { untilGrown, watchWritten } from '../results/rows-file.js';
 
 /**
- * Sends a large page: the bytes before its rows, the rows from the files DuckDB wrote (part
- * after part, as they are written, for a long range), the bytes after them; and removes each
- * file once sent, or when the client goes away.
+ * Sends a results answer (results/page-body.ts): bytes in memory in one write, framed by their
+ * length; a large page's rows from the files DuckDB wrote (part after part, as they are
+ * written, for a long range), between the bytes before and after them, each file removed
+ * once sent, or when the client goes away.
  *
  * The files are read into two buffers kept for the whole answer, one filling while the
  * other is written to the socket. Measured (bench/whole-results.ts): reading with
@@ -78,9 +79,9 @@ class FileSender {
     this.writing.catch(() => undefined);
   }
 
-  /** The first `rows.bytes` bytes of the files, in order. */
-  async sendFiles(rows: RowsFile): Promise<void> {
-    let left = rows.bytes;
+  /** The first `rows.rowsBytes` bytes of the files, in order. */
+  async sendFiles(rows: FileBody): Promise<void> {
+    let left = rows.rowsBytes;
     for (const file of rows.files) {
       if (left <= 0) break;
       const end = Math.min(file.size, left);
@@ -102,7 +103,7 @@ class FileSender {
     await rows.created;
     return this.sendFile(
       rows.path,
-      () => ({ end: state.written?.bytes, failed: state.failed }),
+      () => ({ end: state.written?.rowsBytes, failed: state.failed }),
       rows.trailing,
     );
   }
@@ -161,8 +162,9 @@ function takeBuffer(): Buffer {
   return spareBuffers.pop() ?? Buffer.allocUnsafeSlow(READ_BYTES);
 }
 
-/** Sends every part in order, each while it is written; the rows' bytes. */
-async function sendParts(sender: FileSender, parts: RowsInParts, separator: Buffer): Promise<number> {
+/** Sends every part in order, each while it is written, with the separator between; the rows' bytes. */
+async function sendParts(sender: FileSender, body: PartsBody): Promise<number> {
+  const { parts, separator } = body;
   let bytes = 0;
   for (let i = 0; i < parts.count; i++) {
     const part = parts.part(i);
@@ -175,50 +177,70 @@ async function sendParts(sender: FileSender, parts: RowsInParts, separator: Buff
       bytes += await sender.sendGrowing(part);
     } finally {
       // Once written: the socket may still hold the last buffer, not the file.
-      await part.written.then(removeRows, () => undefined);
+      await part.written.then(
+        (file) => file.discard(),
+        () => undefined,
+      );
     }
   }
   return bytes;
 }
 
-async function sendRows(
-  out: Writable,
-  answer: Answer,
-  streamed: StreamedRows,
-  stalledMs: number,
-): Promise<void> {
+/** A large body's bytes: the head, the rows from their files, the tail. */
+async function sendRows(out: Writable, body: FileBody | PartsBody, stalledMs: number): Promise<void> {
   const sender = new FileSender(out, stalledMs);
-  await sender.send(answer.body);
-  let bytes: number;
-  if (streamed.rows instanceof RowsInParts) {
-    bytes = await sendParts(sender, streamed.rows, streamed.separator);
-  } else {
-    await sender.sendFiles(streamed.rows);
-    bytes = streamed.rows.bytes;
+  if (body.head.length > 0) await sender.send(body.head);
+  let tail: Buffer | string;
+  if (body.kind === 'parts') tail = body.tail(await sendParts(sender, body));
+  else {
+    await sender.sendFiles(body);
+    tail = body.tail;
   }
   await sender.flushed();
   sender.release();
-  const ended = new Promise<void>((resolve) => out.end(streamed.tail(bytes), resolve));
+  const ended = new Promise<void>((resolve) => out.end(tail, resolve));
   await Promise.race([ended, sender.closed]);
 }
 
+const SENT = Promise.resolve();
+
 /**
- * Never rejects: a client that goes away mid-page, or stops reading for a minute, gets its
- * connection closed; the files are removed either way.
+ * Writes an answer: its status, its headers with the Content-Length when the body's size is
+ * known before it is sent, then its body. Settles once a large body is sent, or given up;
+ * never rejects then: a client that goes away mid-page, or stops reading for a minute, gets
+ * its connection closed, and the body's files are removed either way.
  */
-export async function sendLargePage(
+export function sendAnswer(
   res: ServerResponse,
   answer: Answer,
-  streamed: StreamedRows,
   /** How long a client may read nothing (tests shorten it). */
   stalledMs = STALLED_MS,
 ): Promise<void> {
+  const { body } = answer;
+  if (body.kind !== 'bytes') return sendLarge(res, answer, body, stalledMs);
+  // Ready bytes (the answer cache's, sent again and again): one writeHead, one write.
+  res.writeHead(answer.status, {
+    'Content-Type': answer.contentType,
+    'Content-Length': body.size,
+    ...answer.headers,
+  });
+  res.end(body.bytes);
+  return SENT;
+}
+
+async function sendLarge(
+  res: ServerResponse,
+  answer: Answer,
+  body: FileBody | PartsBody,
+  stalledMs: number,
+): Promise<void> {
   try {
-    res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...answer.headers });
-    await sendRows(res, answer, streamed, stalledMs);
+    const length = body.size === undefined ? {} : { 'Content-Length': body.size };
+    res.writeHead(answer.status, { 'Content-Type': answer.contentType, ...length, ...answer.headers });
+    await sendRows(res, body, stalledMs);
   } catch {
     res.destroy();
   } finally {
-    await discardRows(streamed.rows);
+    await body.discard();
   }
 }

@@ -7,9 +7,15 @@
  * `duckdb_functions()`, minus DENIED_FUNCTIONS (each with its reason: they read settings,
  * the catalog or session state, write something, or run SQL given as text) and the
  * optimizer's `__internal_*` helpers. The PostgreSQL shims of schema `pg_catalog` are left out
- * whole (several read the catalog: `pg_get_viewdef`, `format_type`), and a call qualified by
- * a schema or catalog (`pg_catalog.x()`, `main.x()`) is refused. Table functions have their own,
- * much shorter list: only those that generate rows from their arguments.
+ * whole (several read the catalog: `pg_get_viewdef`, `format_type`). Table functions have their
+ * own, much shorter list: only those that generate rows from their arguments.
+ *
+ * A call qualified by a catalog or by a schema other than `main` (`pg_catalog.x()`,
+ * `system.main.x()`, `alice.x()`) is refused (tree-checker.ts). `main.x()` is decided by these
+ * lists, as `x()` is: DuckDB's parser writes `main.` itself into the functions of its own syntax
+ * (`[1, 2]` is `main.list_value`, and its SQL writer writes it back so), and DuckDB looks
+ * `main.x` up as it looks up `x`, so that what could shadow a built-in for one would for the
+ * other (test/queries/qualified-functions.test.ts).
  *
  * test/queries/allowed-functions.test.ts recomputes the split from the DuckDB in use: a
  * DuckDB upgrade that adds a function fails that test until someone decides on it, so a new
