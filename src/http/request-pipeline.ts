@@ -12,13 +12,13 @@ import type { RequestStep } from './request-step.js';
  * Both run these steps, in this order, from the same objects:
  *
  *   observe → failed-authentication limit → rate limit → (steps added by tests)
- *     → the route is found → authenticate → the route answers; any error → errorAnswer
+ *     → the route is found → authenticate → the route answers; any error → sendError
  *
  * Express mounts the steps (express-door.ts): `observe` on every request, the rest in front of
  * the API's routes, and `authenticate` as each API route's first handler, since express has no
  * place between finding a route and running it; its routes' /metrics labels come from their
- * mount (`mountLabel`), the lane's from its own routes. The lane runs the same list
- * (`runSteps`) and `authenticate` before its route. A step added here reaches both doors.
+ * mount (`mountLabel`), the lane's from its own routes. The lane runs the same list, then
+ * `authenticate`, then its route (LaneExchange). A step added here reaches both doors.
  */
 export interface RequestPipeline {
   /** Before the route is looked for, in order. */
