@@ -11,6 +11,7 @@ import { Scheduler } from './executions/scheduler.js';
 import type { StatusWaitOptions } from './executions/status-wait.js';
 import { createApp } from './http/app.js';
 import { answerExpectContinue } from './http/expect-continue.js';
+import type { RequestStep } from './http/request-step.js';
 import type { Logger } from './log.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { PgCatalog } from './pgwire/catalog-queries.js';
@@ -75,6 +76,8 @@ export interface RunningService {
 
 /** What tests may give a service besides its configuration. */
 export interface ServiceHooks {
+  /** Steps added to the request pipeline, in both doors (http/request-pipeline.ts). */
+  requestSteps?: readonly RequestStep[];
   /** The time materialized views' schedules read (default: the system's). */
   clock?: Clock;
   /** How often the views' scheduler looks at the clock (default: every second). */
@@ -116,11 +119,16 @@ function boundUrl(server: http.Server, host: string): string {
   return `http://${shown}:${address.port}`;
 }
 
-export async function startService(
-  config: Config,
-  logger: Logger,
-  hooks: ServiceHooks = {},
-): Promise<RunningService> {
+interface OpenedDatabase {
+  database: Database;
+  /** DATA_DIR/tmp, emptied: uploads' bodies and large result pages on their way. */
+  tmpDir: string;
+  /** Disk space kept free (DISK_RESERVE_BYTES or the default for the disk). */
+  reserveBytes: number;
+}
+
+/** The database file, opened and migrated; on a first start, filled with the demo data set. */
+async function openDatabase(config: Config, logger: Logger): Promise<OpenedDatabase> {
   const tmpDir = await prepareDataDir(config.dataDir);
   const databaseFile = path.join(config.dataDir, DATABASE_FILE);
   const fresh = !fsSync.existsSync(databaseFile);
@@ -151,10 +159,17 @@ export async function startService(
     await database.close();
     throw error;
   }
-  const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
-  const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
+  return { database, tmpDir, reserveBytes };
+}
 
-  warnOfSmallThreadPool(config, logger);
+/** What runs queries: executions, the sandbox's checker, saved queries, views and pipelines. */
+async function openWork(
+  config: Config,
+  logger: Logger,
+  hooks: ServiceHooks,
+  { database, reserveBytes }: OpenedDatabase,
+  keys: KeyStore,
+) {
   const queryFiles = configuredQueryFiles(config);
   const executions = new Executions(
     database,
@@ -201,6 +216,19 @@ export async function startService(
   await pipelines.open();
   const clock = hooks.clock ?? SYSTEM_CLOCK;
   const viewScheduler = new ViewScheduler(views, logger, clock, hooks.scheduleTickMs);
+  return { queryFiles, executions, sqlChecker, queries, views, pipelines, clock, viewScheduler };
+}
+
+type Work = Awaited<ReturnType<typeof openWork>>;
+
+/** What answers results: the result caches, and /metrics' series (executions' among them). */
+function openResults(
+  config: Config,
+  { database, tmpDir }: OpenedDatabase,
+  work: Work,
+  baseUrl: () => string,
+) {
+  const { executions, queryFiles } = work;
   const metrics = new ServiceMetrics({ processMetrics: true });
   const fileIds = new Set(queryFiles.map((q) => q.id));
   // Users' queries are counted together: one series per query would grow without bound.
@@ -210,10 +238,6 @@ export async function startService(
       fileIds.has(execution.queryId) ? String(execution.queryId) : 'users',
     ),
   );
-  const scheduler = new Scheduler(executions, queryFiles, logger);
-
-  let url = '';
-  const baseUrl = () => config.publicBaseUrl ?? url;
   const resultRows = new ResultRows(database, { ...RESULT_ROWS_TUNING, tmpDir });
   // A finished run's client asks for its first page next.
   executions.onFinished((execution, rows) => {
@@ -226,20 +250,11 @@ export async function startService(
   });
   metrics.watchCaches(() => results.caches);
   metrics.watchDatabaseMemory(() => database.memoryBytes());
-  const app = createApp({
-    config,
-    database,
-    keys,
-    logger,
-    executions,
-    queries,
-    results,
-    metrics,
-    baseUrl,
-    views,
-    pipelines,
-    clock,
-  });
+  return { metrics, results };
+}
+
+/** The HTTP server, listening on PORT and HOST. */
+async function listen(config: Config, app: http.RequestListener): Promise<http.Server> {
   const server = http.createServer(app);
   answerExpectContinue(server, config.maxUploadBytes);
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -259,26 +274,31 @@ export async function startService(
       server.off('error', reject);
       resolve();
     });
-  }).catch(async (error) => {
-    await sqlChecker.close();
-    await database.close();
-    throw error;
   });
-  url = boundUrl(server, config.host);
-  let catalog: PgCatalog | undefined;
-  let pg: PgListener | undefined;
+  return server;
+}
+
+/** The Postgres wire protocol's listener, when PG_PORT is on, and its catalog. */
+async function startPg(config: Config, logger: Logger, keys: KeyStore, database: Database, work: Work) {
+  const { executions, queries } = work;
+  if (config.pgPort === undefined) return { catalog: undefined, pg: undefined };
+  const catalog = await PgCatalog.open(database);
   try {
-    if (config.pgPort !== undefined) {
-      catalog = await PgCatalog.open(database);
-      const lane = <T>(owner: string, work: () => Promise<T>) => executions.inUsersLane(owner, work);
-      pg = await startPgListener({ config, keys, queries, database, catalog, logger, lane }, config.pgPort);
-    }
+    const lane = <T>(owner: string, run: () => Promise<T>) => executions.inUsersLane(owner, run);
+    const pg = await startPgListener(
+      { config, keys, queries, database, catalog, logger, lane },
+      config.pgPort,
+    );
+    return { catalog, pg };
   } catch (error) {
-    await catalog?.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await database.close();
+    await catalog.close();
     throw error;
   }
+}
+
+/** The work that runs on its own while the service does: refreshes, expiries, views' schedules. */
+function startBackground(config: Config, logger: Logger, database: Database, work: Work): () => void {
+  const scheduler = new Scheduler(work.executions, work.queryFiles, logger);
   scheduler.start();
   // Table versions past TABLE_VERSION_HOURS go, even for tables nobody writes any more.
   const expiringVersions = setInterval(() => {
@@ -287,17 +307,41 @@ export async function startService(
       .catch((error: unknown) => logger.warn({ err: error }, 'expiring table versions failed'));
   }, VERSION_EXPIRY_MS);
   expiringVersions.unref();
-  viewScheduler.start();
+  work.viewScheduler.start();
   const stopLowering = keepWorkerThreadsLower();
+  return () => {
+    stopLowering();
+    scheduler.stop();
+    clearInterval(expiringVersions);
+    work.viewScheduler.stop();
+  };
+}
 
+interface Running {
+  database: Database;
+  work: Work;
+  results: Results;
+  server: http.Server;
+  catalog: PgCatalog | undefined;
+  pg: PgListener | undefined;
+  stopBackground: () => void;
+}
+
+/** Stops everything, once however often it is called: background work, then connections, then the database. */
+function closer({
+  database,
+  work,
+  results,
+  server,
+  catalog,
+  pg,
+  stopBackground,
+}: Running): () => Promise<void> {
   let closing: Promise<void> | undefined;
-  const close = () => {
+  return () => {
     closing ??= (async () => {
-      stopLowering();
-      scheduler.stop();
-      clearInterval(expiringVersions);
-      viewScheduler.stop();
-      executions.close();
+      stopBackground();
+      work.executions.close();
       // Its sessions let their DuckDB connections go before the database closes.
       const pgClosed = pg?.close() ?? Promise.resolve();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -311,13 +355,59 @@ export async function startService(
       clearInterval(idle);
       clearTimeout(timer);
       await results.close();
-      await sqlChecker.close();
+      await work.sqlChecker.close();
       // No final checkpoint: its time is not bounded (DuckDB's checkpoint of a 10,000-column
       // table's 0.5 MB of WAL took 22.8 s), and the next start replays the WAL instead.
       await database.close(WRITE_GRACE_MS, 0);
     })();
     return closing;
   };
+}
+
+export async function startService(
+  config: Config,
+  logger: Logger,
+  hooks: ServiceHooks = {},
+): Promise<RunningService> {
+  const opened = await openDatabase(config, logger);
+  const { database } = opened;
+  const localKey = KeyStore.ensureLocalKey(config.dataDir, config.apiKeys);
+  const keys = KeyStore.forDataDir(config.apiKeys, config.dataDir);
+
+  warnOfSmallThreadPool(config, logger);
+  const work = await openWork(config, logger, hooks, opened, keys);
+  const { executions, queryFiles, queries, sqlChecker, views, pipelines, clock } = work;
+  let url = '';
+  const baseUrl = () => config.publicBaseUrl ?? url;
+  const { metrics, results } = openResults(config, opened, work, baseUrl);
+  const app = createApp({
+    config,
+    database,
+    keys,
+    logger,
+    executions,
+    queries,
+    results,
+    metrics,
+    baseUrl,
+    views,
+    pipelines,
+    clock,
+    requestSteps: hooks.requestSteps,
+  });
+  const server = await listen(config, app).catch(async (error) => {
+    await sqlChecker.close();
+    await database.close();
+    throw error;
+  });
+  url = boundUrl(server, config.host);
+  const { catalog, pg } = await startPg(config, logger, keys, database, work).catch(async (error) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await database.close();
+    throw error;
+  });
+  const stopBackground = startBackground(config, logger, database, work);
+  const close = closer({ database, work, results, server, catalog, pg, stopBackground });
   return {
     url,
     localKey,

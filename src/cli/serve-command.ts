@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { KEY_FILE_NAME } from '../auth/key-store.js';
 import type { Config } from '../config/config.js';
 import { loadConfig } from '../config/config.js';
-import { createLogger } from '../log.js';
+import { createLogger, type Logger } from '../log.js';
 import { webAssets } from '../packaging/web-assets.js';
 import { type RunningService, startService } from '../service.js';
 import { addConfigFlags, environmentWithFlags } from './config-flags.js';
@@ -61,32 +61,19 @@ function listenRefusal(error: unknown, config: Config): CliError | undefined {
   return undefined;
 }
 
-async function serve(
-  options: Record<string, unknown>,
-  command: Command,
-  output: ProgramOutput,
-): Promise<void> {
-  // `serve` is the default command, so a mistyped command name arrives here as an operand.
-  if (command.args.length > 0) {
-    throw new CliError(
-      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh, upload; see --help)`,
-      EXIT.usage,
-    );
-  }
-  const config = loadConfig(environmentWithFlags(options));
-  const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger).catch((error: unknown) => {
-    throw listenRefusal(error, config) ?? error;
-  });
-  // Before the start-up line: whoever waits for that line may signal at once.
+/**
+ * Stops the service on SIGTERM or SIGINT: cleanly within SHUTDOWN_DEADLINE_MS (exit 0), or at
+ * once with 1 past it or at a second signal.
+ */
+function stopOnSignals(service: RunningService, logger: Logger): void {
   let stopping = false;
+  const exitNow = () => {
+    service.database.interruptAll();
+    // A check worker stopped during one of its DuckDB calls aborts the process (exit code
+    // 134): the checks running get a moment to end (SqlChecker).
+    void service.sqlChecker.close(EXIT_CHECKS_GRACE_MS).finally(() => process.exit(EXIT.failure));
+  };
   const stop = (signal: string) => {
-    const exitNow = () => {
-      service.database.interruptAll();
-      // A check worker stopped during one of its DuckDB calls aborts the process (exit code
-      // 134): the checks running get a moment to end (SqlChecker).
-      void service.sqlChecker.close(EXIT_CHECKS_GRACE_MS).finally(() => process.exit(EXIT.failure));
-    };
     if (stopping) {
       logger.warn({ signal }, 'second signal: exiting without waiting for the shutdown');
       exitNow();
@@ -112,6 +99,10 @@ async function serve(
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** The start-up lines: where it serves, and the local key last. */
+function printStart(config: Config, service: RunningService, logger: Logger, output: ProgramOutput): void {
   const out = (line: string) => output.writeOut(`${line}\n`);
   const keys = describeKeys(config, service);
   const queries = describeQueries(service);
@@ -144,15 +135,42 @@ async function serve(
     out(`  curl -H "X-Service-Api-Key: $(cat ${file})" ${service.url}/v1/tables`);
     out(service.localKey.key);
   }
-  // Started now, in the background, so that the first SQL is not checked by a starting worker.
+}
+
+/** What the first requests would otherwise wait for, started in the background. */
+function warmUp(service: RunningService, logger: Logger): void {
+  // The first SQL is then not checked by a starting worker.
   service.sqlChecker.warm();
-  // Bundled now, in the background, so that the first visit finds the pages ready.
+  // Bundled now, so that the first visit finds the pages ready.
   const bundling = performance.now();
   webAssets().then(
     (assets) =>
       logger.debug({ ms: Math.round(performance.now() - bundling), files: assets.length }, 'web pages ready'),
     (error: unknown) => logger.error({ err: error }, 'the web pages could not be bundled'),
   );
+}
+
+async function serve(
+  options: Record<string, unknown>,
+  command: Command,
+  output: ProgramOutput,
+): Promise<void> {
+  // `serve` is the default command, so a mistyped command name arrives here as an operand.
+  if (command.args.length > 0) {
+    throw new CliError(
+      `unknown command '${command.args[0]}' (commands: serve, keys create, demo, refresh, upload; see --help)`,
+      EXIT.usage,
+    );
+  }
+  const config = loadConfig(environmentWithFlags(options));
+  const logger = createLogger(config.logLevel);
+  const service = await startService(config, logger).catch((error: unknown) => {
+    throw listenRefusal(error, config) ?? error;
+  });
+  // Before the start-up line: whoever waits for that line may signal at once.
+  stopOnSignals(service, logger);
+  printStart(config, service, logger, output);
+  warmUp(service, logger);
 }
 
 export function addServeCommand(program: Command, output: ProgramOutput): void {

@@ -9,6 +9,7 @@ import type { Database } from '../storage/database.js';
 import type { MaterializedViews } from '../transform/materialized-views.js';
 import type { Pipelines } from '../transform/pipelines.js';
 import type { Clock } from '../transform/view-scheduler.js';
+import type { RequestStep } from './request-step.js';
 
 /** Everything the HTTP layer is built from; the CLI makes these, tests may make their own. */
 export interface AppDeps {
@@ -26,4 +27,6 @@ export interface AppDeps {
   clock: Clock;
   /** Absolute base of links the service hands out (`next_uri`): PUBLIC_BASE_URL or the bound address. */
   baseUrl: () => string;
+  /** Steps added to the request pipeline after its own, in both doors (tests). */
+  requestSteps?: readonly RequestStep[] | undefined;
 }

@@ -1,8 +1,7 @@
-import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Identity, KeyStore } from '../auth/key-store.js';
 import { ApiError } from '../errors.js';
-import { presentedKey } from './authenticate.js';
+import type { Next, RequestStep } from './request-step.js';
 
 /**
  * Failed authentications per client address (AUTH_FAILURE_LIMIT per minute): a request
@@ -16,8 +15,8 @@ import { presentedKey } from './authenticate.js';
  * keys work are not slowed by someone guessing behind the same address; a successful
  * request never counts.
  *
- * It runs first on every API route and identifies the key once for what follows (the rate
- * limits, the routes' authenticate()).
+ * It is the first step of every API request (request-pipeline.ts) and identifies the key once
+ * for what follows (the rate limits, the routes' authenticate()).
  */
 
 const WINDOW_SECONDS = 60;
@@ -26,107 +25,103 @@ const MAX_KNOWN_PAIRS = 10_000;
 /** Blocked addresses remembered; past this the expired, then the oldest, are dropped. */
 const MAX_BLOCKED_ADDRESSES = 10_000;
 
-export interface AuthFailureLimit {
-  /** The middleware in front of every API route. */
-  middleware: (req: Request, res: Response, next: NextFunction) => void | Promise<void>;
-  /**
-   * Whether a request with a key that identified passes without anything to count or refuse
-   * (no limit, the address not blocked, or this key known from it); remembers the pair. The
-   * metrics endpoint's fast lane asks this and leaves every other request to the middleware.
-   */
-  passes(address: string, identity: Identity): boolean;
-}
-
-export function authFailureLimit(limit: number | undefined, keys: KeyStore): AuthFailureLimit {
-  const failures =
-    limit === undefined ? undefined : new RateLimiterMemory({ points: limit, duration: WINDOW_SECONDS });
+/** The addresses that failed to authenticate, the blocked ones, and the keys known from each. */
+class FailedAuthentications {
+  private readonly failures: RateLimiterMemory;
   /** Address → when its block ends (ms): checked without a promise on every request. */
-  const blockedUntil = new Map<string, number>();
-  const known = new Set<string>();
+  private readonly blockedUntil = new Map<string, number>();
+  private readonly known = new Set<string>();
 
-  const remember = (pair: string) => {
-    if (known.has(pair)) return;
-    known.add(pair);
-    if (known.size > MAX_KNOWN_PAIRS) known.delete(known.values().next().value as string);
-  };
+  constructor(readonly limit: number) {
+    this.failures = new RateLimiterMemory({ points: limit, duration: WINDOW_SECONDS });
+  }
 
   /** When the address's block ends, if it is blocked now. */
-  const blockEnd = (address: string): number | undefined => {
-    const until = blockedUntil.get(address);
+  blockEnd(address: string): number | undefined {
+    const until = this.blockedUntil.get(address);
     if (until === undefined || until > Date.now()) return until;
-    blockedUntil.delete(address);
+    this.blockedUntil.delete(address);
     return undefined;
-  };
+  }
 
   /** For a key that identified: when the address's block ends if it refuses this key, else undefined. */
-  const refusedUntil = (address: string, identity: Identity): number | undefined => {
+  refusedUntil(address: string, identity: Identity): number | undefined {
     const pair = `${address}\u0000${identity.keyId}`;
-    const until = blockEnd(address);
-    if (until !== undefined && !known.has(pair)) return until;
-    remember(pair);
+    const until = this.blockEnd(address);
+    if (until !== undefined && !this.known.has(pair)) return until;
+    if (!this.known.has(pair)) {
+      this.known.add(pair);
+      if (this.known.size > MAX_KNOWN_PAIRS) this.known.delete(this.known.values().next().value as string);
+    }
     return undefined;
-  };
-  const passes = (address: string, identity: Identity) =>
-    !failures || refusedUntil(address, identity) === undefined;
+  }
 
-  const refuse = (next: NextFunction, until: number) => {
+  /** One failure more for the address: when its block ends if this one blocked it. */
+  async count(address: string): Promise<number | undefined> {
+    try {
+      await this.failures.consume(address);
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof RateLimiterRes)) throw error;
+      const blockEnds = Date.now() + error.msBeforeNext;
+      this.blockedUntil.set(address, blockEnds);
+      if (this.blockedUntil.size > MAX_BLOCKED_ADDRESSES) {
+        const now = Date.now();
+        for (const [other, ends] of this.blockedUntil) if (ends <= now) this.blockedUntil.delete(other);
+        if (this.blockedUntil.size > MAX_BLOCKED_ADDRESSES)
+          this.blockedUntil.delete(this.blockedUntil.keys().next().value as string);
+      }
+      return blockEnds;
+    }
+  }
+
+  refuse(next: Next, until: number): void {
     const seconds = String(Math.max(1, Math.ceil((until - Date.now()) / 1000)));
     next(
       new ApiError(
         'rate_limited',
-        `too many failed authentications from this address: at most ${limit} per minute; retry in ${seconds} s`,
+        `too many failed authentications from this address: at most ${this.limit} per minute; retry in ${seconds} s`,
         { 'Retry-After': seconds },
       ),
     );
-  };
+  }
+}
 
-  /** A request without a key that identified: one failure more for its address. */
-  const countFailure = async (address: string, next: NextFunction): Promise<void> => {
-    try {
-      await (failures as RateLimiterMemory).consume(address);
-      next(); // The route answers 401.
-    } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
-      const blockEnds = Date.now() + error.msBeforeNext;
-      blockedUntil.set(address, blockEnds);
-      if (blockedUntil.size > MAX_BLOCKED_ADDRESSES) {
-        for (const [other, ends] of blockedUntil) if (ends <= Date.now()) blockedUntil.delete(other);
-        if (blockedUntil.size > MAX_BLOCKED_ADDRESSES)
-          blockedUntil.delete(blockedUntil.keys().next().value as string);
-      }
-      refuse(next, blockEnds);
-    }
-  };
+const NAME = 'failed-authentication limit';
 
-  // Synchronous but for counting a failure: a promise per request costs the hot path (issue 17).
-  const middleware = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
-    const key = presentedKey(req);
-    const identified = key === undefined ? undefined : keys.identify(key);
-    if (identified) {
-      res.locals.account = identified.account;
-      res.locals.keyId = identified.keyId;
-    }
-    if (!failures) {
-      next();
-      return;
-    }
-    const address = req.socket.remoteAddress ?? 'unknown';
-    if (identified) {
-      const until = refusedUntil(address, identified);
-      if (until === undefined) next();
-      else {
-        delete res.locals.account;
-        delete res.locals.keyId;
-        refuse(next, until);
+export function authFailureLimit(limit: number | undefined, keys: KeyStore): RequestStep {
+  const identify = (key: string | undefined) => (key === undefined ? undefined : keys.identify(key));
+  if (limit === undefined) {
+    return {
+      name: NAME,
+      run(exchange, next) {
+        exchange.identity = identify(exchange.key);
+        next();
+      },
+    };
+  }
+  const failed = new FailedAuthentications(limit);
+  return {
+    name: NAME,
+    // Synchronous but for counting a failure: a promise per request costs the hot path (issue 17).
+    run(exchange, next) {
+      const identity = identify(exchange.key);
+      const address = exchange.req.socket.remoteAddress ?? 'unknown';
+      const until = identity ? failed.refusedUntil(address, identity) : failed.blockEnd(address);
+      if (until !== undefined) {
+        failed.refuse(next, until);
+        return;
       }
-      return;
-    }
-    const until = blockEnd(address);
-    if (until !== undefined) {
-      refuse(next, until);
-      return;
-    }
-    return countFailure(address, next);
+      if (identity) {
+        exchange.identity = identity;
+        next();
+        return;
+      }
+      // The route answers 401, unless this failure was one too many.
+      return failed.count(address).then((blocked) => {
+        if (blocked === undefined) next();
+        else failed.refuse(next, blocked);
+      });
+    },
   };
-  return { middleware, passes };
 }

@@ -1,32 +1,10 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { Account } from '../auth/account.js';
 import type { KeyStore } from '../auth/key-store.js';
 import { ApiError } from '../errors.js';
-
-/**
- * The key comes in header X-Service-Api-Key, its alias X-Dune-Api-Key (what the official
- * clients send), or query parameter api_key. A missing or unknown key is the same 401.
- */
-export function presentedKey(req: Request): string | undefined {
-  const header = headerKey(req.headers);
-  if (header !== undefined) return header;
-  const query = req.query.api_key;
-  return typeof query === 'string' ? query : undefined;
-}
-
-/** The key of the headers alone (the metrics endpoint's fast lane leaves `api_key` to express). */
-export function headerKey(headers: IncomingHttpHeaders): string | undefined {
-  const header = headers['x-service-api-key'] ?? headers['x-dune-api-key'];
-  return typeof header === 'string' ? header : undefined;
-}
-
-/** Where a request's key came from, for the 401 that names where to send one. */
-function keySource(req: Request): string {
-  if (req.headers['x-service-api-key'] !== undefined) return 'the X-Service-Api-Key header';
-  if (req.headers['x-dune-api-key'] !== undefined) return 'the X-Dune-Api-Key header';
-  return 'the api_key query parameter';
-}
+import { identityOf, mountStep } from './express-door.js';
+import { keySource } from './presented-key.js';
+import type { RequestStep } from './request-step.js';
 
 /** No key at all (or an empty one): say where one goes. */
 export const missingKey = () =>
@@ -45,29 +23,42 @@ export const invalidKey = (source = 'the X-Service-Api-Key header') =>
     `invalid API Key: the key in ${source} is not a key of this service; send a key made by \`keys create\` (or the local key printed at start) in the X-Service-Api-Key header`,
   );
 
-export function authenticate(keys: KeyStore) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (res.locals.account) {
-      next(); // Already identified by authFailureLimit in front of the routes.
-      return;
-    }
-    const key = presentedKey(req);
-    if (key === undefined || key === '') {
-      next(missingKey());
-      return;
-    }
-    const account = keys.authenticate(key);
-    if (!account) {
-      next(invalidKey(keySource(req)));
-      return;
-    }
-    res.locals.account = account;
-    next();
+/**
+ * The last step before a route answers (express: each API route names it first; the fast lane:
+ * before its route): the account of the key, or the 401 that says what was wrong with it.
+ * Usually the failed-authentication limit identified the key already.
+ */
+export function authenticateStep(keys: KeyStore): RequestStep {
+  return {
+    name: 'authenticate',
+    run(exchange, next) {
+      if (exchange.identity) {
+        next();
+        return;
+      }
+      const key = exchange.key;
+      if (key === undefined || key === '') {
+        next(missingKey());
+        return;
+      }
+      const identity = keys.identify(key);
+      if (!identity) {
+        next(invalidKey(keySource(exchange.req)));
+        return;
+      }
+      exchange.identity = identity;
+      next();
+    },
   };
 }
 
+/** authenticateStep, for an express route. */
+export function authenticate(keys: KeyStore): RequestHandler {
+  return mountStep(authenticateStep(keys));
+}
+
 export function accountOf(res: Response): Account {
-  const account = res.locals.account as Account | undefined;
+  const account = identityOf(res)?.account;
   if (!account) throw new Error('route used without authenticate()');
   return account;
 }

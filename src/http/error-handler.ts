@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -14,6 +15,8 @@ import { waitsInVain } from './expect-continue.js';
 const DRAIN_LIMIT_MS = 10_000;
 const DRAIN_IDLE_MS = 1_000;
 const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+/** What express's res.json sends. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Errors thrown by express's own parsers (raw-body) carry `type` and `status`. */
 interface HttpLibraryError {
@@ -74,26 +77,42 @@ export function errorAnswer(error: unknown, logger: Logger, method: string, path
   };
 }
 
-/** The one place express's errors become responses (the metrics endpoint's fast lane uses errorAnswer). */
+/**
+ * Answers a request with an error, in either door: the error's JSON, framed by its length,
+ * after any headers steps set (the rate limits'). A body not read to its end is drained first.
+ */
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  error: unknown,
+  logger: Logger,
+  path: string,
+): void {
+  if (error instanceof ClientGoneError) {
+    req.socket.destroy();
+    return;
+  }
+  const { status, headers, body } = errorAnswer(error, logger, req.method ?? 'other', path);
+  if (res.headersSent) {
+    req.socket.destroy();
+    return;
+  }
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  if (req.complete || req.readableEnded) {
+    const payload = Buffer.from(JSON.stringify(body));
+    res.setHeader('Content-Type', JSON_TYPE);
+    res.setHeader('Content-Length', payload.length);
+    res.end(payload);
+    return;
+  }
+  answerThenClose(req, res, body);
+}
+
+/** The one place express's errors become responses (the fast lane's too: sendError). */
 export function errorHandler(logger: Logger) {
-  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    if (error instanceof ClientGoneError) {
-      req.socket.destroy();
-      return;
-    }
-    const { status, headers, body } = errorAnswer(error, logger, req.method, req.path);
-    if (res.headersSent) {
-      req.socket.destroy();
-      return;
-    }
-    res.status(status);
-    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-    if (req.complete || req.readableEnded) {
-      res.json(body);
-      return;
-    }
-    answerThenClose(req, res, body);
-  };
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void =>
+    sendError(req, res, error, logger, req.path);
 }
 
 /**
@@ -105,9 +124,9 @@ export function errorHandler(logger: Logger) {
  * until it ends, the client falls silent or the limits above are reached, and then the
  * connection is closed.
  */
-function answerThenClose(req: Request, res: Response, body: { error: string }): void {
+function answerThenClose(req: IncomingMessage, res: ServerResponse, body: { error: string }): void {
   const payload = Buffer.from(JSON.stringify(body));
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', JSON_TYPE);
   res.setHeader('Content-Length', payload.length);
   res.setHeader('Connection', 'close');
   // A client denied its `100 Continue` sends nothing more: close at once.

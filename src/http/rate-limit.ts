@@ -1,9 +1,8 @@
-import type { NextFunction, Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Account } from '../auth/account.js';
 import type { Identity } from '../auth/key-store.js';
 import type { Plan, RateLimit } from '../config/config.js';
 import { ApiError } from '../errors.js';
+import type { RequestStep } from './request-step.js';
 
 /**
  * Requests per minute per API key (RATE_LIMITS, DESIGN §2–3), in two buckets per key:
@@ -11,8 +10,8 @@ import { ApiError } from '../errors.js';
  * execute, cancel are all POST or DELETE) and reads (the rest). A burst of inserts thus
  * never locks a key out of reading its results, and the other way round.
  *
- * It runs once, in front of every API route, so routes added later are limited too, after
- * authFailureLimit, which identified the key. Requests without a valid key pass through
+ * It is a step of every API request (request-pipeline.ts), so routes added later are limited
+ * too, after authFailureLimit, which identified the key. Requests without a valid key pass through
  * untouched: the route answers them 401. Buckets are keyed by the account's handle and a
  * hash of the key, never the key itself, and live in this process's memory (one process
  * serves the API, DESIGN §9).
@@ -23,20 +22,10 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 type Bucket = 'read' | 'write';
 
-export interface RateLimits {
-  /** The middleware in front of every API route. */
-  middleware: (req: Request, res: Response, next: NextFunction) => void | Promise<void>;
-  /**
-   * Counts a request of a key that identified: resolves to the X-RateLimit headers of its
-   * answer, or rejects with the 429 past the limit. Undefined when the limits are off.
-   */
-  count(identity: Identity, method: string): Promise<Record<string, string>> | undefined;
-}
+const NAME = 'rate limit';
 
-const noLimit = (_req: Request, _res: Response, next: NextFunction) => next();
-
-export function rateLimit(limits: Record<Plan, RateLimit> | undefined): RateLimits {
-  if (!limits) return { middleware: noLimit, count: () => undefined };
+export function rateLimit(limits: Record<Plan, RateLimit> | undefined): RequestStep {
+  if (!limits) return { name: NAME, run: (_exchange, next) => next() };
   const perMinute = (plan: Plan, bucket: Bucket) =>
     bucket === 'read' ? limits[plan].readsPerMinute : limits[plan].writesPerMinute;
   const limiters = new Map<string, RateLimiterMemory>();
@@ -53,6 +42,7 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined): RateLimi
     }
   }
 
+  /** Counts a request: the X-RateLimit headers of its answer, or the 429 past the limit. */
   const count = async ({ account, keyId }: Identity, method: string): Promise<Record<string, string>> => {
     const bucket: Bucket = READ_METHODS.has(method) ? 'read' : 'write';
     const limit = perMinute(account.plan, bucket);
@@ -81,17 +71,19 @@ export function rateLimit(limits: Record<Plan, RateLimit> | undefined): RateLimi
     );
   };
 
-  const middleware = (req: Request, res: Response, next: NextFunction): void | Promise<void> => {
-    const account = res.locals.account as Account | undefined;
-    const keyId = res.locals.keyId as string | undefined;
-    if (!account || keyId === undefined) {
-      next();
-      return;
-    }
-    return count({ account, keyId }, req.method).then((headers) => {
-      res.set(headers);
-      next();
-    }, next);
+  return {
+    name: NAME,
+    run(exchange, next) {
+      const identity = exchange.identity;
+      if (!identity) {
+        next();
+        return;
+      }
+      const res = exchange.res;
+      return count(identity, exchange.req.method ?? 'GET').then((headers) => {
+        for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+        next();
+      }, next);
+    },
   };
-  return { middleware, count };
 }

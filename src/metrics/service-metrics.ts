@@ -86,7 +86,7 @@ export class ServiceMetrics {
     });
     this.fastLaneRequests = new Counter({
       name: 'http_fast_lane_requests_total',
-      help: 'Requests to the metrics endpoint answered in front of express (also counted in http_requests_total)',
+      help: 'Results requests the fast lane answered in front of express (also counted in http_requests_total)',
       registers,
     });
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });

@@ -8,10 +8,11 @@ import { type RawAnswer, type RequestFromOptions, requestFrom } from '../support
 import { KEYS, TEST_API_KEYS, tempDir } from '../support/service.js';
 
 /**
- * The metrics endpoint's fast lane (src/http/fast-lane.ts) answers GET /v1/restaking/avs-stats
- * in front of express. These tests check that it is taken for the plain request, and that what
- * it answers, counts and logs is exactly what express does for the same request: express's
- * answer is had by sending the key as `api_key`, which the lane leaves to express.
+ * The fast lane (src/http/fast-lane.ts) answers the GETs of the lane-eligible routes (the
+ * metrics endpoint, the query and execution results) in front of express. These tests check
+ * that it is taken for the plain request, and that what it answers, counts and logs is exactly
+ * what express does for the same request: express's answer is had by sending the key as
+ * `api_key`, which the lane leaves to express.
  */
 
 interface Started {
@@ -144,9 +145,9 @@ describe('the metrics endpoint in front of express', () => {
   }, 90_000);
   afterAll(() => stop(started));
 
-  it('answers each page, and each refusal, exactly as express does', async () => {
-    const { service } = started;
-    for (const page of PAGES) {
+  /** Asks each page in the lane and then through express, and expects the same answer. */
+  async function expectAlike(service: RunningService, pages: string[]) {
+    for (const page of pages) {
       const before = await laneCount(service);
       const sentAt = performance.now();
       const lane = await get(service, page, { key: KEYS.carol });
@@ -164,8 +165,48 @@ describe('the metrics endpoint in front of express', () => {
       const [laneShown, expressShown] = shownAtOneMoment(lane, express, elapsed);
       expect(same(laneShown), page).toEqual(same(expressShown));
       expect(lane.headers['content-length'], page).toBe(String(Buffer.byteLength(lane.body)));
+    }
+  }
+
+  it('answers each page, and each refusal, exactly as express does', async () => {
+    await expectAlike(started.service, PAGES);
+    for (const page of PAGES) {
+      const lane = await get(started.service, page, { key: KEYS.carol });
       expect(lane.headers['content-type'], page).toBe('application/json; charset=utf-8');
     }
+  });
+
+  it('answers the query and execution results as express does, JSON and CSV', async () => {
+    const { service } = started;
+    const latest = JSON.parse(
+      (await get(service, '/v1/query/3693850/results?limit=1', { key: KEYS.carol })).body,
+    );
+    const id = latest.execution_id as string;
+    expect(id).toMatch(/^[0-9A-Z]{26}$/);
+    await expectAlike(service, [
+      '/v1/query/3693850/results?limit=2',
+      '/api/v1/query/03693850/results/csv?limit=3&offset=1',
+      `/v1/execution/${id}/results?columns=avs_name&limit=2`,
+      `/api/v1/execution/${id}/results/csv?sort_by=avs_name%20desc&limit=4`,
+      // Refusals: an id that is not one, a query or execution nobody has, a parameter.
+      '/v1/query/abc/results',
+      '/v1/query/12345/results/csv',
+      '/v1/execution/01ARZ3NDEKTSV4RRFFQ69G5FAV/results',
+      `/v1/execution/${id}/results?limit=-1`,
+    ]);
+  });
+
+  it('answers a key of no account as express does, counting it as a failed authentication', async () => {
+    const { service } = started;
+    const page = '/v1/restaking/avs-stats?queryID=3693850&limit=1';
+    const before = await laneCount(service);
+    const lane = await get(service, page, { key: 'no-such-key-000001' });
+    expect(await laneCount(service)).toBe(before + 1);
+    // The same request in another spelling of the prefix, which the lane leaves to express.
+    const express = await get(service, page.replace('/v1/', '/V1/'), { key: 'no-such-key-000001' });
+    expect(await laneCount(service)).toBe(before + 1);
+    expect(lane.status).toBe(401);
+    expect(shown(lane)).toEqual(shown(express));
   });
 
   it('draws samples in the lane, every request a new one, with the same envelope as express', async () => {
@@ -202,8 +243,12 @@ describe('the metrics endpoint in front of express', () => {
       // The name percent-encoded is still the key (URLSearchParams decodes it): never cached.
       ['api%5Fkey', get(service, `${page}&api%5Fkey=${KEYS.bob}`, { key: KEYS.bob }), 200],
       ['no key', get(service, page), 401],
-      ['an unknown key', get(service, page, { key: 'no-such-key-000001' }), 401],
       ['POST', get(service, page, { key: KEYS.bob, method: 'POST' }), 405],
+      // The results routes' paths: express decodes escapes, and matches literals in one case only.
+      ['a %-escape', get(service, '/v1/query/%33693850/results?limit=1', { key: KEYS.bob }), 200],
+      ['trailing slash', get(service, '/v1/query/3693850/results/?limit=1', { key: KEYS.bob }), 200],
+      ['a literal in capitals', get(service, '/v1/Query/3693850/results', { key: KEYS.bob }), 404],
+      ['an empty id', get(service, '/v1/query//results', { key: KEYS.bob }), 404],
     ];
     for (const [name, answer, status] of cases)
       expect((await answer).status, `${name}: ${(await answer).body}`).toBe(status);
@@ -287,7 +332,7 @@ describe('the limits, in the lane as through express', () => {
     );
   });
 
-  it('leaves a blocked address to express, but for keys that authenticated from it before', async () => {
+  it('refuses a blocked address as express does, but for keys that authenticated from it before', async () => {
     const { service } = started;
     const page = '/v1/restaking/avs-stats?queryID=3693850&limit=1';
     const from = '127.0.0.21';
@@ -297,12 +342,26 @@ describe('the limits, in the lane as through express', () => {
       expect((await get(service, page, { key: `wrong-key-00000${i}`, from })).status).toBe(i < 3 ? 401 : 429);
     const before = await laneCount(service);
     const blocked = await get(service, page, { key: KEYS.bob, from });
+    expect(await laneCount(service)).toBe(before + 1);
     expect(blocked.status).toBe(429);
     expect(JSON.parse(blocked.body).error).toMatch(/^too many failed authentications from this address/);
-    expect(await laneCount(service)).toBe(before);
+    const expressBlocked = await viaExpress(service, page, KEYS.bob, from);
+    expect(await laneCount(service)).toBe(before + 1);
+    const seconds = (answer: Answer) => Number(answer.headers['retry-after']);
+    expect(seconds(blocked) - seconds(expressBlocked)).toBeGreaterThanOrEqual(0);
+    expect(seconds(blocked) - seconds(expressBlocked)).toBeLessThanOrEqual(1);
+    const atOneMoment = (answer: Answer) => {
+      const { headers, body, ...rest } = shown(answer);
+      return {
+        ...rest,
+        headers: { ...headers, 'retry-after': 'n' },
+        body: body.replace(/retry in \d+ s/, ''),
+      };
+    };
+    expect(atOneMoment(blocked)).toEqual(atOneMoment(expressBlocked));
     // carol authenticated from here before the block: still served, in the lane.
     expect((await get(service, page, { key: KEYS.carol, from })).status).toBe(200);
-    expect(await laneCount(service)).toBe(before + 1);
+    expect(await laneCount(service)).toBe(before + 2);
     // Another address is not blocked.
     expect((await get(service, page, { key: KEYS.bob, from: '127.0.0.22' })).status).toBe(200);
   });

@@ -91,8 +91,19 @@ describe('upload size limit', () => {
     expect(await keptRows()).toEqual([{ a: 1n }]);
   });
 
-  it('the service keeps answering after a cut-off upload', async () => {
-    expect((await service.json('/v1/account')).status).toBe(200);
+  it('stores the next upload after one cut off while streaming, and keeps the table as it was', async () => {
+    const head = Buffer.from('{"table_name":"kept","data":"a\\n');
+    const filler = Buffer.alloc(16_384, '1'.charCodeAt(0));
+    const cut = await sendChunked([head, ...Array.from({ length: 12 }, () => filler), Buffer.from('"}')]);
+    expect(cut.status).toBe(413);
+    // Under the limit, also chunked, on a new connection: stored whole.
+    const next = await sendChunked([Buffer.from('{"table_name":"after_cut","data":"a\\n2\\n3\\n"}')]);
+    expect(next.status, next.body).toBe(200);
+    const stored = await service.database.read((s) =>
+      s.all('SELECT a FROM alice.dataset_after_cut ORDER BY a'),
+    );
+    expect(stored).toEqual([{ a: 2n }, { a: 3n }]);
+    expect(await keptRows()).toEqual([{ a: 1n }]);
   });
 });
 
@@ -176,7 +187,25 @@ describe('a body declared over the limit, never sent', () => {
     expect((await service.json('/v1/table/alice/dataset_continued')).status).toBe(200);
   });
 
-  it('the service keeps answering afterwards', async () => {
-    expect((await service.json('/v1/account')).status).toBe(200);
+  it('stores the next upload after refusing one that waited for 100 Continue', async () => {
+    const refused = await send(
+      port(),
+      {
+        method: 'POST',
+        target: '/v1/table/upload/csv',
+        headers: headers(250_000_000, 'application/json', expectContinue),
+        framing: 'as-given',
+      },
+      5_000,
+    );
+    expect(refused.status).toBe(413);
+    const { status, body } = await service.json(
+      '/v1/table/upload/csv',
+      uploadBody({ table_name: 'after_refusal', data: 'a\n5\n' }),
+    );
+    expect(status, JSON.stringify(body)).toBe(200);
+    const stored = await service.database.read((s) => s.all('SELECT a FROM alice.dataset_after_refusal'));
+    expect(stored).toEqual([{ a: 5n }]);
+    expect(await keptRows()).toEqual([{ a: 1n }]);
   });
 });

@@ -8,6 +8,7 @@ import { parseResultRequest, RESULT_PARAMETERS, type ResultRequest } from '../..
 import type { Answer } from '../../results/results.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
+import type { LaneRoutes } from '../lane-routes.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { mayHoldKey, readQueryParams } from '../query-params.js';
 import { sendAnswer } from '../send-answer.js';
@@ -24,7 +25,7 @@ export function parseQueryId(text: string | undefined, what: string): number {
   return id;
 }
 
-/** What parameter checks read of a request: its URL (the metrics endpoint's fast lane has no express request). */
+/** What parameter checks read of a request: its URL (the fast lane has no express request). */
 type RequestUrl = Pick<Request, 'originalUrl'>;
 
 /** Query parameter values come as `params.NAME=VALUE` (how both official clients send them). */
@@ -96,57 +97,45 @@ function checkMetricsRequest(req: RequestUrl): ResultRequest {
 }
 
 /**
- * The metrics endpoint's answer to a request, given its URL (path and query string) and the
- * prefix it came in on (`/v1`, `/api/v1`): for the route below and for the fast lane in front
- * of express (`../fast-lane.ts`), which must answer exactly alike.
+ * The results routes: their GETs are lane-eligible (the fast lane answers them in front of
+ * express, ../fast-lane.ts), so they read a request only as a RouteRequest.
  */
-export type MetricsAnswer = (req: RequestUrl, prefix: string) => Promise<Answer>;
-
-export function metricsAnswerer(results: AppDeps['results']): MetricsAnswer {
-  const metricsRequest = checkedOnce(checkMetricsRequest);
-  return (req, prefix) => results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', prefix);
-}
-
-/**
- * The results routes. `metricsAnswer` is the one the fast lane uses too (one cache of checked
- * query strings for both).
- */
-export function resultRoutes(router: Router, deps: AppDeps, metricsAnswer: MetricsAnswer): void {
+export function resultRoutes(router: Router, deps: AppDeps, lane: LaneRoutes): void {
   const auth = authenticate(deps.keys);
   const { queries, results, metrics } = deps;
+  const metricsRequest = checkedOnce(checkMetricsRequest);
   const resultRequest = checkedOnce(checkResultRequest);
 
-  router
-    .route('/restaking/avs-stats')
-    .get(auth, async (req: Request, res: Response) => {
-      send(res, await metricsAnswer(req, req.baseUrl), metrics, 'json');
+  lane
+    .get(router, '/restaking/avs-stats', async (req, res) => {
+      const answer = await results.latest(AVS_METRICS_QUERY_ID, metricsRequest(req), 'json', req.baseUrl);
+      send(res, answer, metrics, 'json');
     })
     .all(methodNotAllowed('GET'));
 
   for (const format of ['json', 'csv'] as ResultFormat[]) {
     const suffix = PAGE_FORMATS[format].pathSuffix;
-    router
-      .route(`/query/:queryId/results${suffix}`)
-      .get(auth, async (req: Request, res: Response) => {
-        const id = parseQueryId(String(req.params.queryId), 'query id');
+    lane
+      .get(router, `/query/:queryId/results${suffix}`, async (req, res) => {
+        const id = parseQueryId(req.params.queryId, 'query id');
         const { request, values } = resultRequest(req);
-        const account = accountOf(res);
-        const execution = await queries.latestExecution(account, id, values);
-        const asked = { ...request, reader: account.handle };
+        const execution = await queries.latestExecution(req.account, id, values);
+        const asked = { ...request, reader: req.account.handle };
         send(res, await results.answer(execution, asked, format, req.baseUrl), metrics, format);
       })
       .all(methodNotAllowed('GET'));
-    const executionResults = router
-      .route(`/execution/:executionId/results${suffix}`)
-      .get(auth, async (req: Request, res: Response) => {
+    const executionResults = lane.get(
+      router,
+      `/execution/:executionId/results${suffix}`,
+      async (req, res) => {
         // `params.NAME` is accepted here and changes nothing: the TypeScript client's runQuery
         // sends the parameter values along, but an execution has only the ones it ran with.
         const { request } = resultRequest(req);
-        const account = accountOf(res);
-        const execution = await queries.readableExecution(account, String(req.params.executionId));
-        const asked = { ...request, reader: account.handle };
+        const execution = await queries.readableExecution(req.account, String(req.params.executionId));
+        const asked = { ...request, reader: req.account.handle };
         send(res, await results.answer(execution, asked, format, req.baseUrl), metrics, format);
-      });
+      },
+    );
     if (format === 'csv') {
       executionResults.all(methodNotAllowed('GET'));
       continue;

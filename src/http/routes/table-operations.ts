@@ -15,7 +15,7 @@ import {
   tableRefFromPath,
 } from '../../tables/table-access.js';
 import { describeTable } from '../../tables/table-catalog.js';
-import { versionPolicy } from '../../tables/table-versions.js';
+import { type VersionPolicy, versionPolicy } from '../../tables/table-versions.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
 import { insertFormat, requireJson } from '../content-type.js';
@@ -39,96 +39,121 @@ function pathRef(req: Request): TableRef {
   return tableRefFromPath(req.params.namespace, req.params.table_name);
 }
 
+/** What the operations read besides the request. */
+interface Operations {
+  deps: AppDeps;
+  tmpDir: string;
+  maxBytes: number;
+  policy: VersionPolicy;
+}
+
+async function create({ deps }: Operations, req: Request, res: Response): Promise<void> {
+  const request = readCreateRequest(req.body);
+  assertCanWrite(accountOf(res), request.namespace);
+  deps.views.assertNotView(request);
+  const outcome = await createTable(deps.database, accountOf(res), request);
+  const name = fullName(outcome);
+  res.status(outcome.alreadyExisted ? 200 : 201).json({
+    namespace: outcome.namespace,
+    table_name: outcome.tableName,
+    full_name: name,
+    example_query: `select * from ${name} limit 10`,
+    already_existed: outcome.alreadyExisted,
+    message: outcome.alreadyExisted
+      ? `Table ${name} already exists with this schema; nothing was changed`
+      : `Table ${name} created`,
+  });
+}
+
+async function insert(
+  { deps, tmpDir, maxBytes, policy }: Operations,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const account = accountOf(res);
+  readQueryParams(req, []);
+  const ref = pathRef(req);
+  // Rights first: they depend on the namespace alone and say nothing about the table.
+  assertCanWrite(account, ref.namespace);
+  deps.views.assertNotView(ref);
+  const format = insertFormat(req.headers['content-type']);
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+  await checkInsertTarget(deps.database, account, ref);
+  const received = await receiveBody(req, tmpDir, maxBytes, format);
+  try {
+    const outcome = await insertRows(deps.database, account, ref, format, received, policy);
+    recordStoredBytes(res, received.bytes);
+    res.json({ rows_written: outcome.rowsWritten, bytes_written: received.bytes, name: fullName(ref) });
+  } finally {
+    await discard(received.file);
+  }
+}
+
+async function clear({ deps, policy }: Operations, req: Request, res: Response): Promise<void> {
+  readQueryParams(req, []);
+  const ref = pathRef(req);
+  assertCanWrite(accountOf(res), ref.namespace);
+  deps.views.assertNotView(ref);
+  await clearTable(deps.database, accountOf(res), ref, policy);
+  res.json({ message: `Table ${fullName(ref)} successfully cleared` });
+}
+
+async function remove({ deps }: Operations, req: Request, res: Response): Promise<void> {
+  readQueryParams(req, []);
+  const ref = pathRef(req);
+  assertCanWrite(accountOf(res), ref.namespace);
+  deps.views.assertNotView(ref);
+  await deleteTable(deps.database, accountOf(res), ref);
+  res.json({ message: `Table ${fullName(ref)} successfully deleted` });
+}
+
+async function describe({ deps }: Operations, req: Request, res: Response): Promise<void> {
+  readQueryParams(req, []);
+  const ref = pathRef(req);
+  const account = accountOf(res);
+  const table = await deps.database.read((session) => describeTable(session, ref.namespace, ref.tableName));
+  if (!table || !canSee(account, table)) throw tableNotFound(ref);
+  res.json(listEntry(table));
+}
+
+const createChecks = (req: Request, _res: Response, next: (error?: unknown) => void) => {
+  readQueryParams(req, []);
+  requireJson(req);
+  refuseDeclaredOver(req, CREATE_BODY_LIMIT);
+  next();
+};
+
 export function tableOperationRoutes(router: Router, deps: AppDeps): void {
   const auth = authenticate(deps.keys);
-  const tmpDir = path.join(deps.config.dataDir, 'tmp');
-  const maxBytes = deps.config.maxUploadBytes;
-  const policy = versionPolicy(deps.config);
+  const operations: Operations = {
+    deps,
+    tmpDir: path.join(deps.config.dataDir, 'tmp'),
+    maxBytes: deps.config.maxUploadBytes,
+    policy: versionPolicy(deps.config),
+  };
+  const to =
+    (operation: (operations: Operations, req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response) =>
+      operation(operations, req, res);
   const parseJson = express.json({ limit: CREATE_BODY_LIMIT, strict: true, type: () => true });
 
-  const create = async (req: Request, res: Response) => {
-    const request = readCreateRequest(req.body);
-    assertCanWrite(accountOf(res), request.namespace);
-    deps.views.assertNotView(request);
-    const outcome = await createTable(deps.database, accountOf(res), request);
-    const name = fullName(outcome);
-    res.status(outcome.alreadyExisted ? 200 : 201).json({
-      namespace: outcome.namespace,
-      table_name: outcome.tableName,
-      full_name: name,
-      example_query: `select * from ${name} limit 10`,
-      already_existed: outcome.alreadyExisted,
-      message: outcome.alreadyExisted
-        ? `Table ${name} already exists with this schema; nothing was changed`
-        : `Table ${name} created`,
-    });
-  };
-
-  const insert = async (req: Request, res: Response) => {
-    const account = accountOf(res);
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    // Rights first: they depend on the namespace alone and say nothing about the table.
-    assertCanWrite(account, ref.namespace);
-    deps.views.assertNotView(ref);
-    const format = insertFormat(req.headers['content-type']);
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
-    await checkInsertTarget(deps.database, account, ref);
-    const received = await receiveBody(req, tmpDir, maxBytes, format);
-    try {
-      const outcome = await insertRows(deps.database, account, ref, format, received, policy);
-      recordStoredBytes(res, received.bytes);
-      res.json({ rows_written: outcome.rowsWritten, bytes_written: received.bytes, name: fullName(ref) });
-    } finally {
-      await discard(received.file);
-    }
-  };
-
-  const clear = async (req: Request, res: Response) => {
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    assertCanWrite(accountOf(res), ref.namespace);
-    deps.views.assertNotView(ref);
-    await clearTable(deps.database, accountOf(res), ref, policy);
-    res.json({ message: `Table ${fullName(ref)} successfully cleared` });
-  };
-
-  const remove = async (req: Request, res: Response) => {
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    assertCanWrite(accountOf(res), ref.namespace);
-    deps.views.assertNotView(ref);
-    await deleteTable(deps.database, accountOf(res), ref);
-    res.json({ message: `Table ${fullName(ref)} successfully deleted` });
-  };
-
-  const describe = async (req: Request, res: Response) => {
-    readQueryParams(req, []);
-    const ref = pathRef(req);
-    const account = accountOf(res);
-    const table = await deps.database.read((session) => describeTable(session, ref.namespace, ref.tableName));
-    if (!table || !canSee(account, table)) throw tableNotFound(ref);
-    res.json(listEntry(table));
-  };
-
-  const createChecks = (req: Request, _res: Response, next: (error?: unknown) => void) => {
-    readQueryParams(req, []);
-    requireJson(req);
-    refuseDeclaredOver(req, CREATE_BODY_LIMIT);
-    next();
-  };
-
   tableChangeRoutes(router, deps, { json: [createChecks, parseJson] });
-  router.route('/table/create').post(auth, createChecks, parseJson, create).all(methodNotAllowed('POST'));
-  router.route('/uploads').post(auth, createChecks, parseJson, create).all(methodNotAllowed('GET', 'POST'));
+  router.route('/table/create').post(auth, createChecks, parseJson, to(create)).all(methodNotAllowed('POST'));
+  router
+    .route('/uploads')
+    .post(auth, createChecks, parseJson, to(create))
+    .all(methodNotAllowed('GET', 'POST'));
   for (const base of ['/table', '/uploads']) {
     router
       .route(`${base}/:namespace/:table_name`)
-      .get(auth, describe)
-      .delete(auth, remove)
+      .get(auth, to(describe))
+      .delete(auth, to(remove))
       .all(methodNotAllowed('GET', 'DELETE'));
-    router.route(`${base}/:namespace/:table_name/insert`).post(auth, insert).all(methodNotAllowed('POST'));
-    router.route(`${base}/:namespace/:table_name/clear`).post(auth, clear).all(methodNotAllowed('POST'));
+    router
+      .route(`${base}/:namespace/:table_name/insert`)
+      .post(auth, to(insert))
+      .all(methodNotAllowed('POST'));
+    router.route(`${base}/:namespace/:table_name/clear`).post(auth, to(clear)).all(methodNotAllowed('POST'));
   }
 }
