@@ -43,6 +43,7 @@ import { QueryStore } from './query-store.js';
 import type { SqlChecker } from './sandbox/checker-pool.js';
 import { suggestTables } from './sandbox/name-suggestions.js';
 import { type SandboxedSql, sandboxSql } from './sandbox/sandbox-sql.js';
+import type { WrittenTableName } from './sandbox/table-names.js';
 import { type ReadableTable, type TableResolver, tableResolver } from './sandbox/table-resolver.js';
 import type { CheckOptions } from './sandbox/tree-checker.js';
 
@@ -295,8 +296,8 @@ export class Queries {
     namespace = account.handle,
     options: CheckOptions = {},
   ): Promise<SandboxedSql> {
-    const resolve: TableResolver = (name) =>
-      this.database.dedicated((session) => this.readableTables(session, account, namespace)(name));
+    const resolve: TableResolver = (names) =>
+      this.database.dedicated((session) => this.readableTables(session, account, namespace)(names));
     // Only the tables `account` may see: a refusal reads the same whether a name is absent or hidden.
     resolve.suggest = (name) =>
       this.database.dedicated(async (session) =>
@@ -322,38 +323,62 @@ export class Queries {
       query.parameters,
       resolveValues(query.parameters, values, 'query_parameters'),
     );
-    // In the order the SQL names them: the names are looked up all at once, and end in any order.
-    const reads: (TableRead | undefined)[] = [];
-    // Each name looked up on a connection of its own, as every check's (`sandbox`).
-    await sandboxSql(this.checker, sql, (name) => {
-      const slot = reads.push(undefined) - 1;
-      return this.database.dedicated(async (session) => {
-        const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
-        if (match) {
-          const id = Number(match[1]);
+    // In the order the SQL names them, as the sandbox asks them.
+    const reads: TableRead[] = [];
+    // On a connection of its own, as every check's (`sandbox`).
+    await sandboxSql(this.checker, sql, (names) =>
+      this.database.dedicated(async (session) => {
+        const answers = await this.resolveEach(session, account, names, query.owner, async (id) => {
           const target = await this.find(id, session);
           if (!target || !canSeeQuery(account, target)) return undefined;
-          reads[slot] = { queryId: id };
           return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
+        });
+        for (const [i, answer] of answers.entries()) {
+          const name = names[i] as WrittenTableName;
+          const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
+          if (!answer) continue;
+          reads.push(
+            match
+              ? { queryId: Number(match[1]) }
+              : { namespace: name.schema ?? query.owner, tableName: name.table },
+          );
         }
-        const ref = { namespace: name.schema ?? query.owner, tableName: name.table };
-        const found = await tableResolver(session, account)({ schema: ref.namespace, table: ref.tableName });
-        if (found) reads[slot] = ref;
-        return found;
-      });
-    });
-    return reads.filter((read): read is TableRead => read !== undefined);
+        return answers;
+      }),
+    );
+    return reads;
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
   private readableTables(session: Session, account: Account, namespace: string): TableResolver {
-    const tables = tableResolver(session, account);
-    return async (name) => {
-      if (name.schema !== undefined) return tables(name);
-      const match = QUERY_RESULT_TABLE.exec(name.table);
-      if (match) return this.queryResultTable(session, account, Number(match[1]));
-      return tables({ schema: namespace, table: name.table });
-    };
+    return (names) =>
+      this.resolveEach(session, account, names, namespace, (id) =>
+        this.queryResultTable(session, account, id),
+      );
+  }
+
+  /**
+   * What each name means ([i] for `names[i]`): `query_<id>` through `queryResult`, every other
+   * name a table of the catalog, all of those in one look-up; an unqualified table name is in
+   * `namespace`.
+   */
+  private async resolveEach(
+    session: Session,
+    account: Account,
+    names: readonly WrittenTableName[],
+    namespace: string,
+    queryResult: (id: number) => Promise<ReadableTable | undefined>,
+  ): Promise<(ReadableTable | undefined)[]> {
+    const answers: (ReadableTable | undefined)[] = [];
+    const tables: { at: number; name: WrittenTableName }[] = [];
+    for (const [at, name] of names.entries()) {
+      const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
+      if (match) answers[at] = await queryResult(Number(match[1]));
+      else tables.push({ at, name: { schema: name.schema ?? namespace, table: name.table } });
+    }
+    const found = await tableResolver(session, account)(tables.map((t) => t.name));
+    for (const [i, { at }] of tables.entries()) answers[at] = found[i];
+    return answers;
   }
 
   /**

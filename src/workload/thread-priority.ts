@@ -89,13 +89,34 @@ function mayRaisePriority(): boolean {
   }
 }
 
+/** The process's one keeper while any service holds it (tests start several in one process). */
+let keeper: { holders: number; stop: () => void } | undefined;
+
 /**
  * Keeps every thread but the main one at WORKER_NICENESS, and threads busy without a pause for
  * a second at LONG_WORK_NICENESS, until the returned function is called. Without the right to
  * give a thread its priority back (an unprivileged process without RLIMIT_NICE), threads are
  * only lowered once: a demotion that could not be undone would leave every thread demoted.
+ *
+ * Threads are the process's, not a service's: one keeper looks at them for every service of
+ * the process, and stops when the last lets go. Two keepers at once each demoted the other's
+ * threads, and a thread demoted by one that stopped was left at 19 (stop 29's CI).
  */
-export function keepWorkerThreadsLower(niceness = WORKER_NICENESS): () => void {
+export function keepWorkerThreadsLower(): () => void {
+  keeper ??= { holders: 0, stop: startKeeping(WORKER_NICENESS) };
+  const held = keeper;
+  held.holders++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    if (--held.holders > 0) return;
+    held.stop();
+    if (keeper === held) keeper = undefined;
+  };
+}
+
+function startKeeping(niceness: number): () => void {
   lowerWorkerThreads(niceness);
   const demoting = mayRaisePriority();
   const seen = new Map<number, Seen>();
@@ -112,8 +133,8 @@ export function keepWorkerThreadsLower(niceness = WORKER_NICENESS): () => void {
   timer.unref();
   return () => {
     clearInterval(timer);
-    // A thread of libuv's pool outlives the service that demoted it (tests start several
-    // services in one process): it is given its priority back rather than left at 19.
+    // A thread of libuv's pool outlives the services of the process: it is given its
+    // priority back rather than left at 19.
     for (const [tid, thread] of seen) if (thread.demoted) setNiceness(tid, niceness);
   };
 }

@@ -140,35 +140,31 @@ describe('what a table name means', () => {
     expect(await run(checked.sql)).toEqual([[42n, 42n]]);
   });
 
-  it('asks the resolver once per name, lowercased, with dune. removed and unqualified names left so', async () => {
-    const asked: WrittenTableName[] = [];
+  it('asks the resolver once, each name once, lowercased, with dune. removed and unqualified names left so', async () => {
+    const asked: (readonly WrittenTableName[])[] = [];
     await sandboxSql(
       sqlChecker,
       'SELECT * FROM "Query_42", dune.Bob.t, bob.T, query_42, x.y.z CROSS JOIN t',
-      async (name) => {
-        asked.push(name);
-        return { schema: 'bob', table: 'public_t', isPrivate: false };
+      async (names) => {
+        asked.push(names);
+        return names.map(() => ({ schema: 'bob', table: 'public_t', isPrivate: false }));
       },
     ).catch(() => undefined);
-    expect(asked).toEqual([{ table: 'query_42' }, { schema: 'bob', table: 't' }]);
+    expect(asked).toEqual([[{ table: 'query_42' }, { schema: 'bob', table: 't' }]]);
   });
 
   it('writes the names a resolver answers as names, never as SQL text', async () => {
-    const checked = await sandboxSql(sqlChecker, 'SELECT * FROM t', async () => ({
-      schema: 'bob',
-      table: 'public_t"; DROP TABLE x; --',
-      isPrivate: false,
-    }));
+    const checked = await sandboxSql(sqlChecker, 'SELECT * FROM t', async () => [
+      { schema: 'bob', table: 'public_t"; DROP TABLE x; --', isPrivate: false },
+    ]);
     expect(checked.sql).toBe('SELECT * FROM bob."public_t""; DROP TABLE x; --" AS t');
     await expect(run(checked.sql)).rejects.toThrow(/public_t"; DROP TABLE x; -- does not exist/);
   });
 
   it('refuses a resolver answer holding a NUL, as a bug rather than a 400', async () => {
-    const answer = sandboxSql(sqlChecker, 'SELECT * FROM t', async () => ({
-      schema: 'bob',
-      table: '\u000012',
-      isPrivate: false,
-    }));
+    const answer = sandboxSql(sqlChecker, 'SELECT * FROM t', async () => [
+      { schema: 'bob', table: '\u000012', isPrivate: false },
+    ]);
     await expect(answer).rejects.toThrow(/a name holding a NUL/);
     await expect(answer).rejects.not.toBeInstanceOf(ApiError);
   });

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => database.close());
 
 const resolve = (account: Account, name: WrittenTableName) =>
-  database.read((session) => tableResolver(session, account)(name));
+  database.read(async (session) => (await tableResolver(session, account)([name]))[0]);
 
 describe('tableResolver', () => {
   it.each([

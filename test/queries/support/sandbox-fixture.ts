@@ -1,6 +1,7 @@
 import type { Account } from '../../../src/auth/account.js';
 import { SqlChecker } from '../../../src/queries/sandbox/checker-pool.js';
 import { type SandboxedSql, sandboxSql } from '../../../src/queries/sandbox/sandbox-sql.js';
+import type { WrittenTableName } from '../../../src/queries/sandbox/table-names.js';
 import { type TableResolver, tableResolver } from '../../../src/queries/sandbox/table-resolver.js';
 import { Database } from '../../../src/storage/database.js';
 import { migrate } from '../../../src/storage/service-schema.js';
@@ -85,11 +86,15 @@ export function composedResolver(
   account: Account,
 ): TableResolver {
   const tables = tableResolver(session, account);
-  return async (name) => {
-    if (name.schema === undefined && /^query_\d+$/.test(name.table)) {
-      return name.table === 'query_42' ? { ...RESULT_TABLE, isPrivate: false } : undefined;
-    }
-    return tables(name);
+  const resultOf = (name: WrittenTableName) =>
+    name.schema === undefined && /^query_\d+$/.test(name.table) ? name.table : undefined;
+  return async (names) => {
+    const found = await tables(names.filter((name) => resultOf(name) === undefined));
+    return names.map((name) => {
+      const result = resultOf(name);
+      if (result === undefined) return found.shift();
+      return result === 'query_42' ? { ...RESULT_TABLE, isPrivate: false } : undefined;
+    });
   };
 }
 
