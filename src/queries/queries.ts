@@ -334,9 +334,9 @@ export class Queries {
           return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
         });
         for (const [i, answer] of answers.entries()) {
+          if (!answer) continue;
           const name = names[i] as WrittenTableName;
           const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
-          if (!answer) continue;
           reads.push(
             match
               ? { queryId: Number(match[1]) }
