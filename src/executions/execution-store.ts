@@ -191,6 +191,11 @@ export class ExecutionStore {
 
   async remove(id: string, session: Session): Promise<void> {
     await session.run(`DELETE FROM ${SERVICE_SCHEMA}.executions WHERE execution_id = ?`, [id]);
+    this.forget(id);
+  }
+
+  /** Forgets the execution in memory only (its record is removed after: key-quotas.ts). */
+  forget(id: string): void {
     const execution = this.byId.get(id);
     this.byId.delete(id);
     this.revisions.delete(id);

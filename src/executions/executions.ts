@@ -448,7 +448,7 @@ export class Executions {
       }
       const { execution: completed, rows } = await this.results.store(running, started);
       // The key's oldest results make room before the new one is seen.
-      if (users) await this.quotas.enforce(completed, this.latestResults);
+      if (users) this.quotas.enforce(completed, this.latestResults);
       this.store.remember(completed);
       this.announce(completed, rows);
       log.info(

@@ -117,6 +117,37 @@ describe('the quotas of one key', () => {
     expect(s.executions.store.ofOwner('alice')).toHaveLength(3);
   });
 
+  // Memory first, the database behind: what was removed stays removed after a restart.
+  it('keeps its removals and expiries across a restart', async () => {
+    let s = await start({
+      MAX_EXECUTIONS_PER_KEY: '2',
+      MAX_RESULT_BYTES: '150000',
+      RESULT_STORAGE_PER_KEY: '300000',
+    });
+    const ids: string[] = [];
+    for (let i = 1; i <= 3; i++) ids.push((await run(s, `SELECT ${i} AS n`)).execution_id);
+    // Two of these (about 140 kB each, and 16 kB of overhead) pass the 300 kB: the older expires.
+    const big = "SELECT range AS i, repeat('x', 120) AS pad FROM range(1000)";
+    const bigs = [(await run(s, big)).execution_id, (await run(s, big)).execution_id];
+    const states = async (t: TestService) =>
+      Promise.all(
+        [...ids, ...bigs].map(async (id) => {
+          const answer = await t.json<{ state?: string }>(`/v1/execution/${id}/status`);
+          return answer.status === 200 ? answer.body.state : answer.status;
+        }),
+      );
+    const before = await states(s);
+    expect(before).toEqual([404, 404, 404, 'QUERY_STATE_EXPIRED', 'QUERY_STATE_COMPLETED']);
+    const dataDir = s.dataDir;
+    // Closed, its data directory kept (stop removes it).
+    await s.close();
+    service = undefined;
+    s = await startTestService({ MAX_EXECUTIONS_PER_KEY: '2' }, dataDir);
+    service = s;
+    expect(await states(s)).toEqual(before);
+    expect(s.executions.store.ofOwner('alice')).toHaveLength(2);
+  });
+
   // A checkpoint after each drop cost every run past the count ~35 ms before it was seen.
   it('does not checkpoint for the small results it removes', async () => {
     const s = await start({ MAX_EXECUTIONS_PER_KEY: '2' });
