@@ -91,6 +91,7 @@ export class Executions {
   private readonly waiting = new Map<string, Pick<Running, 'execution' | 'request'>>();
   private readonly running = new Map<string, Running>();
   private readonly listeners: Listener[] = [];
+  private readonly hooks: ((execution: Execution) => Promise<void>)[] = [];
   private closed = false;
   private readonly latestResults = new Map<number, Execution | undefined>();
   /** Executions whose PENDING record is not written yet, with the timer that will write it. */
@@ -239,6 +240,16 @@ export class Executions {
   /** Called with each execution that finished (any state), after its record is saved (see Listener). */
   onFinished(listener: Listener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Awaited with each execution that completed, after its record is saved and before anyone
+   * sees it completed: work that must be done by then (a materialized view's table takes the
+   * rows of its refresh, so that a client who sees the refresh completed reads the new rows).
+   * A failure is the hook's own to record: the execution completed all the same.
+   */
+  beforeSeen(hook: (execution: Execution) => Promise<void>): void {
+    this.hooks.push(hook);
   }
 
   /**
@@ -449,6 +460,10 @@ export class Executions {
       const { execution: completed, rows } = await this.results.store(running, started);
       // The key's oldest results make room before the new one is seen.
       if (users) this.quotas.enforce(completed, this.latestResults);
+      for (const hook of this.hooks)
+        await hook(completed).catch((error: unknown) =>
+          log.error({ err: error }, 'a hook of a completed execution failed'),
+        );
       this.store.remember(completed);
       this.announce(completed, rows);
       log.info(

@@ -76,6 +76,9 @@ export class MaterializedViews {
     private readonly logger: Logger,
     private readonly options: MaterializedViewsOptions,
   ) {
+    // A refresh that completed replaces the view's rows before its execution is seen completed;
+    // one that did not is told to the view once it has ended.
+    executions.beforeSeen((execution) => this.completed(execution));
     executions.onFinished((execution) => this.finished(execution));
     queries.onMadePrivate((query) => this.followPrivacy(query));
   }
@@ -233,6 +236,20 @@ export class MaterializedViews {
     const now = this.executions.get(execution.id);
     if (now && isFinished(now)) this.finished(now);
     return { execution, done };
+  }
+
+  /** A refresh that completed: its rows replace the view's, before the execution is seen. */
+  private async completed(execution: Execution): Promise<void> {
+    const waiting = this.refreshing.get(execution.id);
+    if (!waiting) return;
+    this.refreshing.delete(execution.id);
+    waiting.settle(
+      await this.takeResult(waiting.key, execution).catch((error: unknown) => ({
+        execution,
+        replaced: false,
+        error: (error as Error).message,
+      })),
+    );
   }
 
   private finished(execution: Execution): void {

@@ -199,8 +199,9 @@ describe("signals while users' SQL is being checked", () => {
   it('a second signal: exit code 1, not an abort', async () => {
     const service = track(await spawnService(freshDir()));
     const answers = await checking(service);
+    // The second signal right behind the first: the shutdown, with the checks refused or
+    // ended, may be over within 50 ms (it was, once, in CI), and then no signal is second.
     service.process.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 50));
     const { code, ms } = await timeToExit(service, 'SIGINT');
     expect(code).toBe(1);
     expect(ms).toBeLessThan(3_000);

@@ -84,6 +84,32 @@ describe('materialized views', () => {
     expect(alices.body.total).toBe(0);
   });
 
+  // The official clients refresh, poll the execution, then read the view: it must be new by then.
+  it('has the rows of a refresh by the time its execution is seen completed', async () => {
+    await calls.upload('ticks', 'tick\n1\n');
+    const ticks = await calls.createQuery('SELECT count(*) AS n FROM dataset_ticks');
+    const created = await calls.upsertView({ name: 'result_ticks', query_id: ticks });
+    await calls.waitFinished(created.body.execution_id as string);
+    for (let round = 2; round <= 4; round++) {
+      await calls.upload('ticks', `tick\n${Array.from({ length: round }, (_, i) => i).join('\n')}\n`);
+      const refresh = await service.json<{ execution_id: string }>(
+        '/v1/materialized-views/result_ticks/refresh',
+        {
+          method: 'POST',
+          key: KEYS.bob,
+          body: '{}',
+        },
+      );
+      const status = await calls.waitFinished(refresh.body.execution_id);
+      expect(status.state).toBe('QUERY_STATE_COMPLETED');
+      // At once: no waiting for the view.
+      const view = (await calls.view('result_ticks')).body;
+      expect(view).toMatchObject({ row_count: 1, last_error: null });
+      expect(view.last_refreshed_at).toBe(status.execution_ended_at);
+      expect(await calls.sql('SELECT n FROM result_ticks')).toEqual({ rows: [{ n: round }] });
+    }
+  });
+
   it('is refreshed by its schedule when the clock reaches its time, not before', async () => {
     await calls.upload('prices', 'token,price\nstETH,3\nrETH,4\nswETH,5\n');
     const before = (await calls.view('result_tenfold')).body;
