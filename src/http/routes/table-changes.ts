@@ -1,41 +1,34 @@
 import path from 'node:path';
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
+import { discard } from '../../tables/body-to-file.js';
 import { deleteRows, readDeleteRowsRequest } from '../../tables/delete-rows.js';
 import { writableTable } from '../../tables/insert-rows.js';
 import { receiveBody } from '../../tables/receive-body.js';
-import { assertCanWrite, fullName, type TableRef, tableRefFromPath } from '../../tables/table-access.js';
+import { fullName } from '../../tables/table-access.js';
 import { listVersions, readRestoreRequest, restoreTable } from '../../tables/table-history.js';
 import { type VersionPolicy, versionPolicy } from '../../tables/table-versions.js';
 import { upsertRows } from '../../tables/upsert-rows.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
-import { insertFormat } from '../content-type.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { recordStoredBytes } from '../request-metrics.js';
+import { pathRef, rowsBodyFormat, writeTarget } from './table-write.js';
 
 /**
  * Changing rows and undoing changes (issue 24), under /table and /uploads like the other table
  * operations: upsert, delete-rows, versions, restore. `json` reads a small JSON body (the
  * create operation's checks and parser).
  */
-const pathRef = (req: Request): TableRef => tableRefFromPath(req.params.namespace, req.params.table_name);
-
 type Handler = (req: Request, res: Response) => Promise<void>;
 
 function upsertHandler(deps: AppDeps, policy: VersionPolicy): Handler {
   const tmpDir = path.join(deps.config.dataDir, 'tmp');
   const maxBytes = deps.config.maxUploadBytes;
   return async (req, res) => {
-    const account = accountOf(res);
     const params = readQueryParams(req, ['key']);
-    const ref = pathRef(req);
-    assertCanWrite(account, ref.namespace);
-    deps.views.assertNotView(ref);
-    const format = insertFormat(req.headers['content-type']);
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+    const { account, ref } = writeTarget(deps, req, res);
+    const format = rowsBodyFormat(req, maxBytes);
     // Refused before a large body is read: the table is missing, hidden, or an upload.
     await deps.database.read((session) => writableTable(session, account, ref, 'upserts write'));
     const received = await receiveBody(req, tmpDir, maxBytes, format);
@@ -58,11 +51,9 @@ function upsertHandler(deps: AppDeps, policy: VersionPolicy): Handler {
 function deleteRowsHandler(deps: AppDeps, policy: VersionPolicy): Handler {
   return async (req, res) => {
     readQueryParams(req, []);
-    const ref = pathRef(req);
-    assertCanWrite(accountOf(res), ref.namespace);
-    deps.views.assertNotView(ref);
+    const { account, ref } = writeTarget(deps, req, res);
     const filters = readDeleteRowsRequest(req.body);
-    const outcome = await deleteRows(deps.database, accountOf(res), ref, filters, policy);
+    const outcome = await deleteRows(deps.database, account, ref, filters, policy);
     res.json({ rows_deleted: outcome.rowsDeleted });
   };
 }
@@ -91,11 +82,9 @@ function versionsHandler(deps: AppDeps, policy: VersionPolicy): Handler {
 function restoreHandler(deps: AppDeps, policy: VersionPolicy): Handler {
   return async (req, res) => {
     readQueryParams(req, []);
-    const ref = pathRef(req);
-    assertCanWrite(accountOf(res), ref.namespace);
-    deps.views.assertNotView(ref);
+    const { account, ref } = writeTarget(deps, req, res);
     const version = readRestoreRequest(req.body);
-    const outcome = await restoreTable(deps.database, accountOf(res), ref, version, policy);
+    const outcome = await restoreTable(deps.database, account, ref, version, policy);
     res.json({
       name: fullName(ref),
       version: outcome.version,

@@ -1,30 +1,24 @@
 import path from 'node:path';
 import express, { type Request, type Response, type Router } from 'express';
-import { discard, payloadTooLarge } from '../../tables/body-to-file.js';
+import { discard } from '../../tables/body-to-file.js';
 import { clearTable } from '../../tables/clear-table.js';
 import { createTable, readCreateRequest } from '../../tables/create-table.js';
 import { deleteTable } from '../../tables/delete-table.js';
 import { checkInsertTarget, insertRows } from '../../tables/insert-rows.js';
 import { receiveBody } from '../../tables/receive-body.js';
-import {
-  assertCanWrite,
-  canSee,
-  fullName,
-  type TableRef,
-  tableNotFound,
-  tableRefFromPath,
-} from '../../tables/table-access.js';
+import { assertCanWrite, canSee, fullName, tableNotFound } from '../../tables/table-access.js';
 import { describeTable } from '../../tables/table-catalog.js';
 import { type VersionPolicy, versionPolicy } from '../../tables/table-versions.js';
 import type { AppDeps } from '../app-deps.js';
 import { accountOf, authenticate } from '../authenticate.js';
-import { insertFormat, requireJson } from '../content-type.js';
+import { requireJson } from '../content-type.js';
 import { refuseDeclaredOver } from '../declared-length.js';
 import { methodNotAllowed } from '../method-not-allowed.js';
 import { readQueryParams } from '../query-params.js';
 import { recordStoredBytes } from '../request-metrics.js';
 import { tableChangeRoutes } from './table-changes.js';
 import { listEntry } from './table-entry.js';
+import { pathRef, rowsBodyFormat, writeTarget } from './table-write.js';
 
 /**
  * Create, insert, clear, delete and describe (DESIGN §4), under /table and /uploads: the
@@ -34,10 +28,6 @@ import { listEntry } from './table-entry.js';
 
 /** A create body is a small JSON object; anything near this is not one. */
 const CREATE_BODY_LIMIT = 1_000_000;
-
-function pathRef(req: Request): TableRef {
-  return tableRefFromPath(req.params.namespace, req.params.table_name);
-}
 
 /** What the operations read besides the request. */
 interface Operations {
@@ -70,15 +60,9 @@ async function insert(
   req: Request,
   res: Response,
 ): Promise<void> {
-  const account = accountOf(res);
   readQueryParams(req, []);
-  const ref = pathRef(req);
-  // Rights first: they depend on the namespace alone and say nothing about the table.
-  assertCanWrite(account, ref.namespace);
-  deps.views.assertNotView(ref);
-  const format = insertFormat(req.headers['content-type']);
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared >= maxBytes) throw payloadTooLarge(maxBytes);
+  const { account, ref } = writeTarget(deps, req, res);
+  const format = rowsBodyFormat(req, maxBytes);
   await checkInsertTarget(deps.database, account, ref);
   const received = await receiveBody(req, tmpDir, maxBytes, format);
   try {
@@ -92,19 +76,15 @@ async function insert(
 
 async function clear({ deps, policy }: Operations, req: Request, res: Response): Promise<void> {
   readQueryParams(req, []);
-  const ref = pathRef(req);
-  assertCanWrite(accountOf(res), ref.namespace);
-  deps.views.assertNotView(ref);
-  await clearTable(deps.database, accountOf(res), ref, policy);
+  const { account, ref } = writeTarget(deps, req, res);
+  await clearTable(deps.database, account, ref, policy);
   res.json({ message: `Table ${fullName(ref)} successfully cleared` });
 }
 
 async function remove({ deps }: Operations, req: Request, res: Response): Promise<void> {
   readQueryParams(req, []);
-  const ref = pathRef(req);
-  assertCanWrite(accountOf(res), ref.namespace);
-  deps.views.assertNotView(ref);
-  await deleteTable(deps.database, accountOf(res), ref);
+  const { account, ref } = writeTarget(deps, req, res);
+  await deleteTable(deps.database, account, ref);
   res.json({ message: `Table ${fullName(ref)} successfully deleted` });
 }
 
