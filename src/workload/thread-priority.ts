@@ -28,7 +28,7 @@ function threadIds(): number[] {
 }
 
 /** Sets the nice value of every thread but the main one, now; returns how many were changed. */
-export function lowerWorkerThreads(niceness = WORKER_NICENESS): number {
+function lowerWorkerThreads(niceness = WORKER_NICENESS): number {
   let changed = 0;
   for (const tid of threadIds()) {
     if (tid === process.pid) continue;
@@ -148,15 +148,6 @@ function setNiceness(tid: number, niceness: number): boolean {
   }
 }
 
-/** Whether a thread is above the worker niceness now (demoted by a service that has stopped). */
-function demotedAlready(tid: number, niceness: number): boolean {
-  try {
-    return os.getPriority(tid) > niceness;
-  } catch {
-    return false;
-  }
-}
-
 function demoteLongWork(seen: Map<number, Seen>, now: number, niceness: number): void {
   const alive = new Set<number>();
   for (const tid of threadIds()) {
@@ -166,7 +157,7 @@ function demoteLongWork(seen: Map<number, Seen>, now: number, niceness: number):
     if (cpu === undefined) continue;
     const before = seen.get(tid);
     if (!before) {
-      seen.set(tid, { cpu, busySinceMs: undefined, demoted: demotedAlready(tid, niceness) });
+      seen.set(tid, { cpu, busySinceMs: undefined, demoted: false });
       continue;
     }
     const share = (cpu - before.cpu) / (SAMPLE_MS / 1000);
