@@ -403,6 +403,7 @@ export async function startService(
   url = boundUrl(server, config.host);
   const { catalog, pg } = await startPg(config, logger, keys, database, work).catch(async (error) => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await sqlChecker.close();
     await database.close();
     throw error;
   });
