@@ -384,6 +384,7 @@ export class Executions {
     }
     this.watch?.close();
     this.waits.close();
+    this.quotas.close();
   }
 
   /**
