@@ -4,6 +4,7 @@ import { type BenchRow, renderTable } from './bench-table.js';
 import { runMetricsRefreshBenchmark } from './metrics-refresh.js';
 import { runPgwireBenchmark } from './pgwire.js';
 import { runQueriesBenchmark } from './queries.js';
+import { runQuotaFloodBenchmark } from './quota-flood.js';
 import { runSandboxBenchmark } from './sandbox.js';
 import { runSandboxLoadBenchmark } from './sandbox-load.js';
 import { runServingBenchmark } from './serving.js';
@@ -17,7 +18,7 @@ import { runWorkspaceBenchmark } from './workspace-page.js';
 /**
  * `npm run bench`: every benchmark of the project, one after the other, then one table.
  * Each compares against a baseline measured in the same run on this machine. Pick some
- * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, changes, analytics).
+ * with `npm run bench -- upload serving` (names: upload, insert, serving, refresh, sandbox, queries, whole-results, workspace, team, pgwire, changes, analytics, quota).
  */
 
 const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, () => Promise<BenchRow[]>> = {
   pgwire: () => runPgwireBenchmark((line) => process.stderr.write(`pgwire: ${line}\n`)),
   team: () => runTeamDayBenchmark((line) => process.stderr.write(`team: ${line}\n`)),
   analytics: () => runAnalyticsBenchmark((line) => process.stderr.write(`analytics: ${line}\n`)),
+  quota: () => runQuotaFloodBenchmark((line) => process.stderr.write(`quota: ${line}\n`)),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
