@@ -1,4 +1,5 @@
-import { type Database, reusable, type Session } from '../storage/database.js';
+import type { Logger } from '../log.js';
+import { type Database, DatabaseClosingError, reusable, type Session } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
 import {
   type Execution,
@@ -89,6 +90,12 @@ const APPEND = reusable(
   `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
 );
 
+/** One INSERT of `count` records. */
+function appendMany(count: number): string {
+  const values = `(${COLUMNS.map(() => '?').join(', ')})`;
+  return `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES ${Array(count).fill(values).join(', ')}`;
+}
+
 export class ExecutionStore {
   private readonly byId = new Map<string, Execution>();
   /** Each query's executions in submission order (ids are monotonic ULIDs). */
@@ -102,8 +109,14 @@ export class ExecutionStore {
    * copy, in a transaction the run commits anyway), never kept in memory after it.
    */
   private readonly texts = new Map<string, string>();
+  /** Records to be written behind (saveBehind), by the write queued for them. */
+  private readonly behind: ReturnType<ExecutionStore['row']>[] = [];
+  private behindWrite: Promise<void> | undefined;
 
-  constructor(private readonly database: Database) {}
+  constructor(
+    private readonly database: Database,
+    private readonly logger: Logger,
+  ) {}
 
   async load(): Promise<Execution[]> {
     const rows = await this.database.read((s) =>
@@ -152,6 +165,39 @@ export class ExecutionStore {
   savePending(execution: Execution): Promise<void> {
     const row = this.row(execution, 0);
     return this.database.write((session) => session.run(APPEND, row));
+  }
+
+  /**
+   * Writes a finished run's record behind its announcement, on the writer, without a
+   * transaction of ours: one INSERT is its own. Records that come while one waits its turn go
+   * in the same statement. Queued at once, so a change queued after it (a quota's removal of
+   * the execution, key-quotas.ts) lands after it, and the database writes it before it closes.
+   * The caller `remember`s the execution; a failure is logged, the execution stays as it is
+   * in memory, and the next start forgets it (its table has no finished record).
+   */
+  saveBehind(execution: Execution): void {
+    this.behind.push(this.row(execution));
+    if (this.behind.length > 1) return;
+    const write = this.database
+      .outsideTransaction(async (session) => {
+        const rows = this.behind.splice(0);
+        if (rows.length === 1) await session.run(APPEND, rows[0]);
+        else await session.run(appendMany(rows.length), rows.flat());
+      })
+      .catch((error: unknown) => {
+        // Shutdown refuses writes queued too late: the next start forgets those executions.
+        const level = error instanceof DatabaseClosingError ? 'debug' : 'error';
+        this.logger[level]({ err: error }, 'could not record the end of an execution');
+      });
+    this.behindWrite = write;
+    void write.finally(() => {
+      if (this.behindWrite === write) this.behindWrite = undefined;
+    });
+  }
+
+  /** Settles once the records written behind so far have landed (or failed to). */
+  async written(): Promise<void> {
+    while (this.behindWrite) await this.behindWrite;
   }
 
   /** Appends the record in the caller's transaction; `remember` it once that commits. */

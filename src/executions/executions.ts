@@ -110,7 +110,7 @@ export class Executions {
     private readonly options: ExecutionsOptions,
     private readonly logger: Logger,
   ) {
-    this.store = new ExecutionStore(database);
+    this.store = new ExecutionStore(database, logger);
     this.waits = new StatusWaits(options.statusWait);
     this.lanes = {
       operator: new FairLane(options.lanes?.operator ?? DEFAULT_LANE),

@@ -8,6 +8,7 @@ import {
   cutToBytes,
   keepFirstRows,
   ResultOverCapError,
+  type SnapshotSummary,
   type StoreMode,
   snapshotName,
   startCounter,
@@ -15,9 +16,9 @@ import {
 import { rowCounter, type StoringWatch } from './storing-watch.js';
 
 /**
- * Storing a run's result (DESIGN §5, §12): its rows as the execution's snapshot and its
- * COMPLETED record, in one transaction for a small result; cut to the row cap or the byte cap
- * as a partial result when it passes one; watched by the storing watch while it is stored, and
+ * Storing a run's result (DESIGN §5, §12): its rows as the execution's snapshot, then its
+ * COMPLETED record written behind; cut to the row cap or the byte cap as a partial result
+ * when it passes one; watched by the storing watch while it is stored, and
  * stopped when told to (a cancel, the time limit, the byte cap, the disk's reserve).
  */
 
@@ -58,7 +59,7 @@ export interface RunResultsOptions {
 }
 
 /**
- * A result of at most this many rows is rendered in the run's transaction, and its bytes
+ * A result of at most this many rows is rendered by the run, and its bytes
  * (total_result_set_bytes) counted from the rendering: one statement instead of the per-column
  * count, and the rows are at hand for the first page (`onFinished`). Larger results are
  * counted per column without being rendered (resultBytesQuery). Measured for `SELECT 1`: the
@@ -67,6 +68,9 @@ export interface RunResultsOptions {
 const RENDERED_ROWS_MAX = 1_000;
 
 export class RunResults {
+  /** Each storing watch slot's counter value after its last clean run: where the next run starts. */
+  private readonly counted = new Map<number, bigint>();
+
   constructor(
     private readonly database: Database,
     private readonly records: ExecutionStore,
@@ -105,14 +109,14 @@ export class RunResults {
   }
 
   /**
-   * Stores the run's rows and its COMPLETED record, and returns the record, with the rows
-   * rendered when they are few; on any failure nothing of it stays. A small result commits
-   * with its record in one transaction. A large one commits its rows first and then its
-   * record: its JSON bytes, which the record holds, are counted over the committed table in
-   * 41–66 ms against 77–85 inside the transaction that made it (a million rows of five
-   * columns, a scratch script, 2026-11-23: DuckDB scans a transaction's own new rows more
-   * slowly). A crash between the two commits leaves a table without a finished record, which
-   * the next start drops (`open`).
+   * Stores the run's rows and returns its COMPLETED record, with the rows rendered when they
+   * are few; on any failure the caller drops the table. The rows commit with the statement
+   * that makes them, and the record is written behind (ExecutionStore.saveBehind): the run is
+   * seen completed from memory at once, and a write transaction of our own (BEGIN, the
+   * record's INSERT, COMMIT: 2.5–3 ms of three round trips for every run, half of a small
+   * query's cost in the service) is off its way. A crash before the record lands leaves a
+   * table without a finished record, which the next start drops (`Executions.open`), and the
+   * execution is then forgotten or, past its PENDING record's delay, failed.
    */
   private async storeOnce(
     running: Running,
@@ -120,10 +124,12 @@ export class RunResults {
     session: InterruptibleSession,
     cutAt: number | undefined,
   ): Promise<{ execution: Execution; rows?: string[] }> {
-    await session.run('BEGIN TRANSACTION');
     const slot = this.watch?.claimSlot();
     try {
-      const counter = await startCounter(session, slot === undefined ? undefined : rowCounter(slot));
+      const sequence = slot === undefined ? undefined : rowCounter(slot);
+      const known = slot === undefined ? undefined : this.counted.get(slot);
+      if (slot !== undefined) this.counted.delete(slot);
+      const counter = await startCounter(session, sequence, cutAt === undefined ? known : undefined);
       if (slot !== undefined) this.watchStoring(running, slot, counter.start, cutAt === undefined);
       const mode: StoreMode = cutAt === undefined ? { counter } : { cutAt };
       const snapshot = await createSnapshot(
@@ -135,34 +141,9 @@ export class RunResults {
       );
       // An interrupt that came between two statements stopped nothing: check.
       if (this.mustStop(running, cutAt)) throw new Error('interrupted');
-      const table = snapshotName(started.id);
-      let rows: string[] | undefined;
-      let bytes: number;
-      let truncated = snapshot.truncated;
-      let rowCount = snapshot.rowCount;
-      const maxBytes = this.options.maxResultBytes;
-      if (snapshot.rowCount <= RENDERED_ROWS_MAX) {
-        rows = (await session.query(jsonRowsQuery(table, snapshot.columns))).rows.map(
-          (row) => row[0] as string,
-        );
-        bytes = jsonArrayBytes(rows);
-        if (bytes > maxBytes) {
-          rows = rowsWithin(rows, maxBytes);
-          rowCount = await keepFirstRows(session, table, rows.length);
-          bytes = jsonArrayBytes(rows);
-          truncated = true;
-        }
-      } else {
-        await session.run('COMMIT');
-        bytes = await countBytes(session, table, snapshot.columns);
-        if (bytes > maxBytes) {
-          rowCount = await cutToBytes(session, started.id, snapshot.columns, maxBytes);
-          bytes = await countBytes(session, table, snapshot.columns);
-          truncated = true;
-        }
-        if (this.mustStop(running, cutAt)) throw new Error('interrupted');
-        await session.run('BEGIN TRANSACTION');
-      }
+      if (slot !== undefined && snapshot.counted !== undefined) this.counted.set(slot, snapshot.counted);
+      const { rows, rowCount, bytes, truncated } = await this.measure(session, started.id, snapshot);
+      if (this.mustStop(running, cutAt)) throw new Error('interrupted');
       const endedAt = new Date();
       const execution: Execution = {
         ...started,
@@ -173,16 +154,42 @@ export class RunResults {
         rowCount,
         resultBytes: bytes,
       };
-      await this.records.append(session, execution);
-      await session.run('COMMIT');
+      this.records.saveBehind(execution);
       return { execution, rows };
-    } catch (error) {
-      // Nothing to roll back when the rows were committed: the run's caller drops them.
-      await session.run('ROLLBACK').catch(() => undefined);
-      throw error;
     } finally {
       if (slot !== undefined) this.watch?.release(started.id, slot);
     }
+  }
+
+  /**
+   * The stored result's JSON bytes (total_result_set_bytes), cut to the byte cap where it
+   * passes it. A small result is rendered, and its bytes counted from the rendering: one
+   * statement instead of the per-column count, and the rows are at hand for the first page.
+   * A large one is counted per column without being rendered.
+   */
+  private async measure(
+    session: Session,
+    executionId: string,
+    snapshot: SnapshotSummary,
+  ): Promise<{ rows?: string[]; rowCount: number; bytes: number; truncated: boolean }> {
+    const table = snapshotName(executionId);
+    const maxBytes = this.options.maxResultBytes;
+    if (snapshot.rowCount <= RENDERED_ROWS_MAX) {
+      let rows = (await session.query(jsonRowsQuery(table, snapshot.columns))).rows.map(
+        (row) => row[0] as string,
+      );
+      let bytes = jsonArrayBytes(rows);
+      if (bytes <= maxBytes)
+        return { rows, rowCount: snapshot.rowCount, bytes, truncated: snapshot.truncated };
+      rows = rowsWithin(rows, maxBytes);
+      const rowCount = await keepFirstRows(session, table, rows.length);
+      bytes = jsonArrayBytes(rows);
+      return { rows, rowCount, bytes, truncated: true };
+    }
+    const bytes = await countBytes(session, table, snapshot.columns);
+    if (bytes <= maxBytes) return { rowCount: snapshot.rowCount, bytes, truncated: snapshot.truncated };
+    const rowCount = await cutToBytes(session, executionId, snapshot.columns, maxBytes);
+    return { rowCount, bytes: await countBytes(session, table, snapshot.columns), truncated: true };
   }
 
   /** Whether the run was told to stop while a statement ran (the byte cap counts only while counted). */

@@ -424,10 +424,29 @@ describe('limits', () => {
     const all = await limited.json<Envelope>(`/v1/execution/${whole}/results`);
     expect(all.body.result?.rows).toEqual(Array.from({ length: 100 }, (_, i) => ({ i: 99 - i })));
   });
+
+  // A run starts its row counter where the previous clean run on the same counter ended,
+  // without reading it (run-results.ts): a wrong start would cut a result early or late.
+  it('counts every run from where the last ended: runs of 100 rows stay whole, of 101 are cut', async () => {
+    const states = async (sqls: string[]) =>
+      Promise.all(sqls.map(async (sql) => (await finished(limited, await executeSql(limited, sql))).state));
+    const whole = 'SELECT range AS i FROM range(100)';
+    const over = 'SELECT range AS i FROM range(101)';
+    for (let round = 0; round < 3; round++) {
+      expect(await states([whole, whole])).toEqual(['QUERY_STATE_COMPLETED', 'QUERY_STATE_COMPLETED']);
+      expect(await states([over])).toEqual(['QUERY_STATE_COMPLETED_PARTIAL']);
+      expect(await states(['SELECT 1 WHERE false', whole, over, 'SELECT 42'])).toEqual([
+        'QUERY_STATE_COMPLETED',
+        'QUERY_STATE_COMPLETED',
+        'QUERY_STATE_COMPLETED_PARTIAL',
+        'QUERY_STATE_COMPLETED',
+      ]);
+    }
+  });
 });
 
 describe('execution records', () => {
-  it('the run writes its COMPLETED record itself; one that waits is recorded pending first', async () => {
+  it("a run's COMPLETED record is written behind it; one that waits is recorded pending first", async () => {
     const rows = (id: string) =>
       service.database.read((session) =>
         session.all<{ state: string; revision: number }>(
@@ -435,10 +454,11 @@ describe('execution records', () => {
           [id],
         ),
       );
-    // A quick run is recorded once, as it completes, unless it took longer than the PENDING
-    // record's delay: either way its record is the COMPLETED one.
+    // A quick run is recorded once, just after it completes, unless it took longer than the
+    // PENDING record's delay: either way its record is the COMPLETED one.
     const quick = await executeSql(service, 'SELECT 1');
     await rowsOf(service, quick);
+    await service.executions.store.written();
     const quickRows = await rows(quick);
     expect(quickRows.at(-1)).toEqual({ state: 'QUERY_STATE_COMPLETED', revision: 1 });
     expect(quickRows.slice(0, -1)).toEqual(
@@ -452,6 +472,7 @@ describe('execution records', () => {
     expect(await rows(waiting)).toEqual([{ state: 'QUERY_STATE_PENDING', revision: 0 }]);
     await cancel(running, KEYS.alice);
     await rowsOf(service, waiting);
+    await service.executions.store.written();
     expect(await rows(waiting)).toEqual([
       { state: 'QUERY_STATE_PENDING', revision: 0 },
       { state: 'QUERY_STATE_COMPLETED', revision: 1 },
