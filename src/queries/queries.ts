@@ -13,6 +13,7 @@ import {
 import type { Executions } from '../executions/executions.js';
 import type { Database, Session } from '../storage/database.js';
 import { visibleTables } from '../tables/table-catalog.js';
+import { TableRecordCache } from '../tables/table-record-cache.js';
 import { assertBackslashesLiteral } from './parameter-backslashes.js';
 import {
   checkPlaceholders,
@@ -64,6 +65,8 @@ const PLANNED_RESULT = 'planned';
 
 export class Queries {
   readonly store: QueryStore;
+  /** The records of the tables users' SQL names, kept between their changes. */
+  private readonly tableRecords: TableRecordCache;
   private readonly files: Map<number, Query>;
   private readonly madePrivate: ((query: Query) => Promise<void>)[] = [];
 
@@ -75,6 +78,7 @@ export class Queries {
     private readonly checker: SqlChecker,
   ) {
     this.store = new QueryStore(database);
+    this.tableRecords = new TableRecordCache(database);
     this.files = new Map(files.map((file) => [file.id, queryFromFile(file)]));
   }
 
@@ -287,8 +291,9 @@ export class Queries {
    * whoever runs it; the caller's own for ad-hoc SQL.
    *
    * The check runs on the checker's threads; only each table name it finds is looked up
-   * here, on a connection of its own (`dedicated` never waits for one), so a check never
-   * waits behind results reads holding the shared readers.
+   * here: in the records kept since they last changed (table-record-cache.ts), or else on a
+   * connection of its own (`dedicated` never waits for one), so a check never waits behind
+   * results reads holding the shared readers.
    */
   private sandbox(
     account: Account,
@@ -297,7 +302,9 @@ export class Queries {
     options: CheckOptions = {},
   ): Promise<SandboxedSql> {
     const resolve: TableResolver = (names) =>
-      this.database.dedicated((session) => this.readableTables(session, account, namespace)(names));
+      this.resolveEach(account, names, namespace, (id) =>
+        this.database.dedicated((session) => this.queryResultTable(session, account, id)),
+      );
     // Only the tables `account` may see: a refusal reads the same whether a name is absent or hidden.
     resolve.suggest = (name) =>
       this.database.dedicated(async (session) =>
@@ -325,45 +332,34 @@ export class Queries {
     );
     // In the order the SQL names them, as the sandbox asks them.
     const reads: TableRead[] = [];
-    // On a connection of its own, as every check's (`sandbox`).
-    await sandboxSql(this.checker, sql, (names) =>
-      this.database.dedicated(async (session) => {
-        const answers = await this.resolveEach(session, account, names, query.owner, async (id) => {
-          const target = await this.find(id, session);
-          if (!target || !canSeeQuery(account, target)) return undefined;
-          return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
-        });
-        for (const [i, answer] of answers.entries()) {
-          if (!answer) continue;
-          const name = names[i] as WrittenTableName;
-          const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
-          reads.push(
-            match
-              ? { queryId: Number(match[1]) }
-              : { namespace: name.schema ?? query.owner, tableName: name.table },
-          );
-        }
-        return answers;
-      }),
-    );
+    await sandboxSql(this.checker, sql, async (names) => {
+      const answers = await this.resolveEach(account, names, query.owner, async (id) => {
+        const target = await this.find(id);
+        if (!target || !canSeeQuery(account, target)) return undefined;
+        return { schema: SNAPSHOT_SCHEMA, table: snapshotTable(PLANNED_RESULT), isPrivate: false };
+      });
+      for (const [i, answer] of answers.entries()) {
+        if (!answer) continue;
+        const name = names[i] as WrittenTableName;
+        const match = name.schema === undefined ? QUERY_RESULT_TABLE.exec(name.table) : null;
+        reads.push(
+          match
+            ? { queryId: Number(match[1]) }
+            : { namespace: name.schema ?? query.owner, tableName: name.table },
+        );
+      }
+      return answers;
+    });
     return reads;
   }
 
   /** What users' SQL may name: uploaded tables (the sandbox's resolver) and `query_<id>`. */
-  private readableTables(session: Session, account: Account, namespace: string): TableResolver {
-    return (names) =>
-      this.resolveEach(session, account, names, namespace, (id) =>
-        this.queryResultTable(session, account, id),
-      );
-  }
-
   /**
    * What each name means ([i] for `names[i]`): `query_<id>` through `queryResult`, every other
    * name a table of the catalog, all of those in one look-up; an unqualified table name is in
    * `namespace`.
    */
   private async resolveEach(
-    session: Session,
     account: Account,
     names: readonly WrittenTableName[],
     namespace: string,
@@ -376,7 +372,7 @@ export class Queries {
       if (match) answers[at] = await queryResult(Number(match[1]));
       else tables.push({ at, name: { schema: name.schema ?? namespace, table: name.table } });
     }
-    const found = await tableResolver(session, account)(tables.map((t) => t.name));
+    const found = await tableResolver((t) => this.tableRecords.find(t), account)(tables.map((t) => t.name));
     for (const [i, { at }] of tables.entries()) answers[at] = found[i];
     return answers;
   }

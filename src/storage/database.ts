@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { CatalogChanges } from './catalog-changes.js';
 import { ReaderPool } from './reader-pool.js';
 import {
   ConnectionSession,
@@ -148,6 +149,7 @@ export class Database {
     private readonly writer: ConnectionSession,
     readers: { catalog: ConnectionSession[]; results: ConnectionSession[] },
     private readonly workers: number,
+    private readonly changes: CatalogChanges,
     options: DatabaseOptions,
   ) {
     this.path = options.path;
@@ -182,7 +184,8 @@ export class Database {
     try {
       const first = await connect();
       const workers = await workerThreads(first);
-      const writer = new ConnectionSession(first, workers);
+      const changes = new CatalogChanges();
+      const writer = new ConnectionSession(first, workers, undefined, changes);
       // Timestamps are stored and shown in UTC; the setting needs ICU, loaded after start.
       // Before the lock below, which refuses every later SET.
       await writer.run("SET GLOBAL TimeZone = 'UTC'");
@@ -199,7 +202,7 @@ export class Database {
         catalog: await pool(options.catalogReaders ?? 2),
         results: await pool(options.resultReaders ?? 4),
       };
-      return new Database(instance, writer, readers, workers, options);
+      return new Database(instance, writer, readers, workers, changes, options);
     } catch (error) {
       for (const connection of connections) connection.closeSync();
       instance.closeSync();
@@ -303,6 +306,14 @@ export class Database {
     this.checkpointTimer.unref();
   }
 
+  /**
+   * Moves with every change of the table records (`_service.tables`); undefined while one may
+   * not be committed yet (catalog-changes.ts). What keeps their answers checks it.
+   */
+  get tableRecordsEpoch(): number | undefined {
+    return this.changes.epoch;
+  }
+
   /** Writes waiting or running, for progress reports. */
   get queuedWrites(): number {
     return this.writes.size;
@@ -317,7 +328,8 @@ export class Database {
   async dedicated<T>(work: (session: InterruptibleSession) => Promise<T>): Promise<T> {
     this.assertOpen();
     const session =
-      this.idleDedicated.pop() ?? new ConnectionSession(await this.instance.connect(), this.workers);
+      this.idleDedicated.pop() ??
+      new ConnectionSession(await this.instance.connect(), this.workers, undefined, this.changes);
     this.dedicatedSessions.add(session);
     let returned = false;
     try {
@@ -330,7 +342,7 @@ export class Database {
       this.dedicatedSessions.delete(session);
       if (returned && session.reusable && !this.closed && this.idleDedicated.length < IDLE_DEDICATED_KEPT)
         this.idleDedicated.push(session.handOver());
-      else session.connection.closeSync();
+      else session.closeSync();
     }
   }
 

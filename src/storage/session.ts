@@ -8,6 +8,7 @@ import {
   JSDuckDBValueConverter,
 } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
+import { type CatalogChanges, changesTableRecords } from './catalog-changes.js';
 import { StorageError, wrapStorageError } from './storage-error.js';
 
 /**
@@ -132,6 +133,10 @@ export class ConnectionSession implements InterruptibleSession {
   private interrupted = false;
   /** Given back (`handOver`): this object no longer touches the connection. */
   private released = false;
+  /** A transaction of ours is open (BEGIN until COMMIT or ROLLBACK). */
+  private inTransaction = false;
+  /** A change of the table records is under way on this connection (`changes`). */
+  private changing = false;
 
   constructor(
     readonly connection: DuckDBConnection,
@@ -139,6 +144,8 @@ export class ConnectionSession implements InterruptibleSession {
     private readonly workers: number,
     /** Reusable statements prepared on this connection, by SQL text. */
     private readonly prepared = new Map<string, DuckDBPreparedStatement>(),
+    /** Told of changes of the table records, on connections that write (catalog-changes.ts). */
+    private readonly changes?: CatalogChanges,
   ) {}
 
   /**
@@ -156,7 +163,14 @@ export class ConnectionSession implements InterruptibleSession {
    */
   handOver(): ConnectionSession {
     this.released = true;
-    return new ConnectionSession(this.connection, this.workers, this.prepared);
+    this.changeEnded();
+    return new ConnectionSession(this.connection, this.workers, this.prepared, this.changes);
+  }
+
+  /** Closes the connection (DuckDB rolls back a transaction left open). */
+  closeSync(): void {
+    this.changeEnded();
+    this.connection.closeSync();
   }
 
   /**
@@ -186,15 +200,29 @@ export class ConnectionSession implements InterruptibleSession {
     if (this.released) throw new StorageError('the session was used after its work ended', sql);
     if (this.refusing) throw new DatabaseClosingError(sql);
     this.statements++;
+    if (this.changes && !this.changing && changesTableRecords(sql)) {
+      this.changing = true;
+      this.changes.began();
+    }
     try {
-      return await run();
+      const result = await run();
+      if (/^\s*BEGIN\b/i.test(sql)) this.inTransaction = true;
+      return result;
     } catch (error) {
       // Interrupted by shutdown, not failed: the caller answers "unavailable", not a bug.
       if (this.closing) throw new DatabaseClosingError(sql, { cause: error });
       throw wrapStorageError(error, sql);
     } finally {
       this.statements--;
+      if (/^\s*(COMMIT|ROLLBACK|ABORT|END)\b/i.test(sql)) this.inTransaction = false;
+      if (!this.inTransaction) this.changeEnded();
     }
+  }
+
+  private changeEnded(): void {
+    if (!this.changing) return;
+    this.changing = false;
+    this.changes?.ended();
   }
 
   /** Runs one statement; its whole result is in memory (DuckDB materializes it). */

@@ -1,7 +1,7 @@
 import type { Account } from '../../auth/account.js';
 import type { Session } from '../../storage/database.js';
 import { canSee } from '../../tables/table-access.js';
-import { findTables } from '../../tables/table-catalog.js';
+import { findTables, type TableRecord } from '../../tables/table-catalog.js';
 import { didYouMean } from './name-suggestions.js';
 import { SqlRefusal } from './refusals.js';
 import {
@@ -39,18 +39,23 @@ export type TableResolver = ((
 /** The catalog Dune's names may start with (`dune.namespace.table`). */
 const DUNE_CATALOG = 'dune';
 
+/** The records of tables by name (`[i]` for `tables[i]`, undefined where none). */
+export type FindTables = (
+  tables: readonly { namespace: string; tableName: string }[],
+) => Promise<(TableRecord | undefined)[]>;
+
 /**
  * What a table name in `account`'s SQL means among the uploaded and created tables: an
  * unqualified name is in the account's own namespace; a qualified one is any namespace's
  * table the account may see (its own, other accounts' public ones, `restaking`; every table
  * for an admin), by the same rule as every other read path (`canSee`). Only tables recorded in
  * `_service.tables` exist here, so the service's own schemas (`_service`, `_results`) and
- * DuckDB's catalogs never resolve.
+ * DuckDB's catalogs never resolve. The records are read on `session`, or by `find`.
  */
-export function tableResolver(session: Session, account: Account): TableResolver {
+export function tableResolver(source: Session | FindTables, account: Account): TableResolver {
+  const find: FindTables = typeof source === 'function' ? source : (tables) => findTables(source, tables);
   return async (names) => {
-    const records = await findTables(
-      session,
+    const records = await find(
       names.map(({ schema, table }) => ({ namespace: schema ?? account.handle, tableName: table })),
     );
     return records.map((record) =>
