@@ -1,3 +1,4 @@
+import { listValue } from '@duckdb/node-api';
 import type { Logger } from '../log.js';
 import { type Database, DatabaseClosingError, reusable, type Session } from '../storage/database.js';
 import { SERVICE_SCHEMA } from '../storage/service-schema.js';
@@ -90,12 +91,6 @@ const APPEND = reusable(
   `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`,
 );
 
-/** One INSERT of `count` records. */
-function appendMany(count: number): string {
-  const values = `(${COLUMNS.map(() => '?').join(', ')})`;
-  return `INSERT INTO ${SERVICE_SCHEMA}.executions (${COLUMNS.join(', ')}) VALUES ${Array(count).fill(values).join(', ')}`;
-}
-
 export class ExecutionStore {
   private readonly byId = new Map<string, Execution>();
   /** Each query's executions in submission order (ids are monotonic ULIDs). */
@@ -109,9 +104,11 @@ export class ExecutionStore {
    * copy, in a transaction the run commits anyway), never kept in memory after it.
    */
   private readonly texts = new Map<string, string>();
-  /** Records to be written behind (saveBehind), by the write queued for them. */
-  private readonly behind: ReturnType<ExecutionStore['row']>[] = [];
-  private behindWrite: Promise<void> | undefined;
+  /** Records being written after their run's announcement (saveAfter), by execution id. */
+  private readonly landing = new Map<
+    string,
+    { row: ReturnType<ExecutionStore['row']>; write: Promise<void> }
+  >();
 
   constructor(
     private readonly database: Database,
@@ -168,36 +165,41 @@ export class ExecutionStore {
   }
 
   /**
-   * Writes a finished run's record behind its announcement, on the writer, without a
-   * transaction of ours: one INSERT is its own. Records that come while one waits its turn go
-   * in the same statement. Queued at once, so a change queued after it (a quota's removal of
-   * the execution, key-quotas.ts) lands after it, and the database writes it before it closes.
-   * The caller `remember`s the execution; a failure is logged, the execution stays as it is
-   * in memory, and the next start forgets it (its table has no finished record).
+   * Writes a finished run's record as the run is announced, on a connection of its own:
+   * one INSERT, its own transaction. Not on the writer: every key's uploads and inserts wait
+   * in the writer's queue, and a key flooding the service with runs would fill it with their
+   * records (another key's one-row inserts took 185 ms at the median instead of 67 while a key
+   * at its quota flooded `SELECT 1`, `npm run bench -- quota`, 2026-11-27). A change of the
+   * execution that must follow it waits for it (`landed`: a quota's removal, key-quotas.ts).
+   * The caller `remember`s the execution after this began (the record takes the SQL text that
+   * `remember` lets go); a failure is logged, the execution stays as it is in memory, and the
+   * next start forgets it (its table has no finished record).
    */
-  saveBehind(execution: Execution): void {
-    this.behind.push(this.row(execution));
-    if (this.behind.length > 1) return;
+  async saveAfter(execution: Execution): Promise<void> {
+    const row = this.row(execution);
     const write = this.database
-      .outsideTransaction(async (session) => {
-        const rows = this.behind.splice(0);
-        if (rows.length === 1) await session.run(APPEND, rows[0]);
-        else await session.run(appendMany(rows.length), rows.flat());
-      })
+      .dedicated((session) => session.run(APPEND, row))
       .catch((error: unknown) => {
-        // Shutdown refuses writes queued too late: the next start forgets those executions.
         const level = error instanceof DatabaseClosingError ? 'debug' : 'error';
-        this.logger[level]({ err: error }, 'could not record the end of an execution');
+        this.logger[level](
+          { err: error, executionId: execution.id },
+          'could not record the end of an execution',
+        );
       });
-    this.behindWrite = write;
-    void write.finally(() => {
-      if (this.behindWrite === write) this.behindWrite = undefined;
-    });
+    this.landing.set(execution.id, { row, write });
+    try {
+      await write;
+    } finally {
+      this.landing.delete(execution.id);
+    }
   }
 
-  /** Settles once the records written behind so far have landed (or failed to). */
-  async written(): Promise<void> {
-    while (this.behindWrite) await this.behindWrite;
+  /** Settles once the records of these executions (every one when not given) being written have landed. */
+  async landed(ids?: readonly string[]): Promise<void> {
+    const writes = ids
+      ? ids.flatMap((id) => this.landing.get(id)?.write ?? [])
+      : [...this.landing.values()].map((landing) => landing.write);
+    await Promise.all(writes);
   }
 
   /** Appends the record in the caller's transaction; `remember` it once that commits. */
@@ -213,13 +215,19 @@ export class ExecutionStore {
   /** The user's SQL of these finished ad-hoc executions, where it was kept. */
   async sqlTexts(ids: readonly string[]): Promise<Map<string, string>> {
     const texts = new Map<string, string>();
-    if (ids.length === 0) return texts;
+    // A record being written holds its text (saveAfter), as its last value.
+    for (const id of ids) {
+      const text = this.landing.get(id)?.row.at(-1);
+      if (typeof text === 'string') texts.set(id, text);
+    }
+    const stored = ids.filter((id) => !texts.has(id));
+    if (stored.length === 0) return texts;
     const rows = await this.database.read((s) =>
       s.all<{ execution_id: string; sql_text: string }>(
         `SELECT execution_id, any_value(sql_text) AS sql_text FROM ${SERVICE_SCHEMA}.executions
-          WHERE sql_text IS NOT NULL AND execution_id IN (${ids.map(() => '?').join(', ')})
+          WHERE sql_text IS NOT NULL AND execution_id IN (${stored.map(() => '?').join(', ')})
           GROUP BY execution_id`,
-        [...ids],
+        stored,
       ),
     );
     for (const row of rows) texts.set(row.execution_id, row.sql_text);
@@ -236,8 +244,17 @@ export class ExecutionStore {
   }
 
   async remove(id: string, session: Session): Promise<void> {
-    await session.run(`DELETE FROM ${SERVICE_SCHEMA}.executions WHERE execution_id = ?`, [id]);
-    this.forget(id);
+    await this.removeAll([id], session);
+  }
+
+  /** Removes the records of these executions, in one statement, and forgets them. */
+  async removeAll(ids: readonly string[], session: Session): Promise<void> {
+    if (ids.length === 0) return;
+    await session.run(
+      `DELETE FROM ${SERVICE_SCHEMA}.executions WHERE list_contains(?::VARCHAR[], execution_id)`,
+      [listValue([...ids])],
+    );
+    for (const id of ids) this.forget(id);
   }
 
   /** Forgets the execution in memory only (its record is removed after: key-quotas.ts). */

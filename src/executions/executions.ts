@@ -129,7 +129,7 @@ export class Executions {
         logger,
       );
     }
-    this.results = new RunResults(database, this.store, this.watch, {
+    this.results = new RunResults(database, this.watch, {
       maxResultRows: options.maxResultRows,
       maxResultBytes: storage?.maxResultBytes ?? Number.POSITIVE_INFINITY,
       expiry: (from) => this.expiry(from),
@@ -342,7 +342,9 @@ export class Executions {
       return true;
     }
     const running = this.running.get(id);
-    if (running) {
+    // A run that was seen completed holds its slot while its record is written: it is over.
+    const seen = this.store.get(id);
+    if (running && !(seen && isFinished(seen))) {
       running.cancelled = true;
       stop(running);
       return true;
@@ -465,8 +467,12 @@ export class Executions {
         await hook(completed).catch((error: unknown) =>
           log.error({ err: error }, 'a hook of a completed execution failed'),
         );
+      // Started with the announcement, and awaited in the run's slot: a key's runs pay for
+      // their own records.
+      const recorded = this.store.saveAfter(completed);
       this.store.remember(completed);
       this.announce(completed, rows);
+      await recorded;
       log.info(
         {
           rows: completed.rowCount,

@@ -3,7 +3,7 @@ import { type Database, DatabaseClosingError } from '../storage/database.js';
 import { type Execution, hasResult, isFinished, OPERATOR, STATES, visibleState } from './execution.js';
 import type { ExecutionStore } from './execution-store.js';
 import type { StorageLimits } from './run-request.js';
-import { dropSnapshot } from './snapshot.js';
+import { dropSnapshot, dropSnapshots } from './snapshot.js';
 
 /**
  * What one key's finished executions may keep (DESIGN §12): their results' bytes up to a
@@ -159,12 +159,21 @@ export class KeyQuotas {
 
   private async write(owner: string, changes: readonly QuotaChange[]): Promise<void> {
     try {
+      // A removal after the record it removes, which its run writes after it is seen (saveAfter).
+      await this.store.landed(changes.map((change) => change.execution.id));
       await this.database.write(async (session) => {
-        for (const { removed, execution } of changes) {
-          await dropSnapshot(session, execution.id);
-          if (removed) await this.store.remove(execution.id, session);
-          else await this.store.append(session, execution);
-        }
+        // A few statements for any number of changes: a key flooding the service at its quota
+        // makes many, and every key's writes wait behind them.
+        await dropSnapshots(
+          session,
+          changes.map((change) => change.execution.id),
+        );
+        await this.store.removeAll(
+          changes.filter((change) => change.removed).map((change) => change.execution.id),
+          session,
+        );
+        for (const { removed, execution } of changes)
+          if (!removed) await this.store.append(session, execution);
       });
       await this.checkpointAfterDrops(changes.map((change) => change.execution));
       const removed = changes.filter((change) => change.removed).length;

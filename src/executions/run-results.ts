@@ -1,6 +1,5 @@
 import type { Database, InterruptibleSession, Session } from '../storage/database.js';
 import { type Execution, type SnapshotColumn, STATES } from './execution.js';
-import type { ExecutionStore } from './execution-store.js';
 import { jsonArrayBytes, jsonRowsQuery, resultBytesQuery } from './row-rendering.js';
 import type { RunRequest } from './run-request.js';
 import {
@@ -17,7 +16,7 @@ import { rowCounter, type StoringWatch } from './storing-watch.js';
 
 /**
  * Storing a run's result (DESIGN §5, §12): its rows as the execution's snapshot, then its
- * COMPLETED record written behind; cut to the row cap or the byte cap as a partial result
+ * COMPLETED record written once it is seen; cut to the row cap or the byte cap as a partial result
  * when it passes one; watched by the storing watch while it is stored, and
  * stopped when told to (a cancel, the time limit, the byte cap, the disk's reserve).
  */
@@ -73,7 +72,6 @@ export class RunResults {
 
   constructor(
     private readonly database: Database,
-    private readonly records: ExecutionStore,
     private readonly watch: StoringWatch | undefined,
     private readonly options: RunResultsOptions,
   ) {}
@@ -111,12 +109,13 @@ export class RunResults {
   /**
    * Stores the run's rows and returns its COMPLETED record, with the rows rendered when they
    * are few; on any failure the caller drops the table. The rows commit with the statement
-   * that makes them, and the record is written behind (ExecutionStore.saveBehind): the run is
-   * seen completed from memory at once, and a write transaction of our own (BEGIN, the
-   * record's INSERT, COMMIT: 2.5–3 ms of three round trips for every run, half of a small
-   * query's cost in the service) is off its way. A crash before the record lands leaves a
-   * table without a finished record, which the next start drops (`Executions.open`), and the
-   * execution is then forgotten or, past its PENDING record's delay, failed.
+   * that makes them, and the caller writes the record once the run is announced
+   * (ExecutionStore.saveAfter): the run is seen completed from memory at once, and a write
+   * transaction of our own (BEGIN, the record's INSERT, COMMIT: 2.5–3 ms of three round trips
+   * for every run, half of a small query's cost in the service) is off its way. A crash
+   * before the record lands leaves a table without a finished record, which the next start
+   * drops (`Executions.open`), and the execution is then forgotten or, past its PENDING
+   * record's delay, failed.
    */
   private async storeOnce(
     running: Running,
@@ -154,7 +153,6 @@ export class RunResults {
         rowCount,
         resultBytes: bytes,
       };
-      this.records.saveBehind(execution);
       return { execution, rows };
     } finally {
       if (slot !== undefined) this.watch?.release(started.id, slot);

@@ -62,7 +62,7 @@ export async function startCounter(session: Session, sequence?: string, known?: 
 
 /**
  * Stores the result of `sql` as the execution's table, committed at once (the statement's own
- * transaction: the run's record is written after, behind it, run-results.ts).
+ * transaction: the run's record is written after, run-results.ts).
  *
  * Counted, every row is stored, each counted as it passes by a sequence that fails the
  * statement at row `maxRows + 1`: DuckDB stores the rows in parallel and in order, and a
@@ -193,5 +193,11 @@ export async function cutToBytes(
 }
 
 export async function dropSnapshot(session: Session, executionId: string): Promise<void> {
-  await session.run(`DROP TABLE IF EXISTS ${snapshotName(executionId)}`);
+  await dropSnapshots(session, [executionId]);
+}
+
+/** Drops the snapshots of several executions in one call (one statement each, in one text). */
+export async function dropSnapshots(session: Session, executionIds: readonly string[]): Promise<void> {
+  if (executionIds.length === 0) return;
+  await session.run(executionIds.map((id) => `DROP TABLE IF EXISTS ${snapshotName(id)}`).join(';\n'));
 }

@@ -239,7 +239,7 @@ describe('the free-space reserve and the spill cap', () => {
 });
 
 describe('a run whose record cannot be written', () => {
-  // The record is written behind the run (ExecutionStore.saveBehind): the run is seen
+  // The record is written once the run is seen (ExecutionStore.saveAfter): the run is seen
   // completed from memory; a record that never lands leaves a table the next start drops.
   it('is served from memory, and after a restart neither it nor its table is left', async () => {
     let s = await start({});
@@ -258,6 +258,7 @@ describe('a run whose record cannot be written', () => {
         ),
       );
     expect((await snapshots(s)).map((t) => t.name)).toHaveLength(1);
+    await s.executions.store.landed();
     await s.database.write((session) =>
       session.run('ALTER TABLE _service.executions_away RENAME TO executions'),
     );

@@ -19,8 +19,10 @@ const HOSTILE_SQL = "SELECT E'{{a}}' AS a, '{{b}}' AS b";
 const HOSTILE_VALUES: string[] = ['\\', 'x\\', '\\n', '\\\\', "\\'", 'é\\x41'];
 
 /** What a refused request must leave as it was: tables, queries, and alice's executions. */
-const everything = () =>
-  service.database.read(async (session) => ({
+const everything = async () => {
+  // Runs' records are written after they are seen (ExecutionStore.saveAfter): all landed.
+  await service.executions.store.landed();
+  return service.database.read(async (session) => ({
     // The scheduler's start-up run of the operator's query may end at any moment.
     state: await databaseState(session, {
       skip: (schema, table) => schema === '_results' || table === 'executions',
@@ -29,6 +31,7 @@ const everything = () =>
       "SELECT * FROM _service.executions WHERE owner = 'alice' ORDER BY execution_id, revision",
     ),
   }));
+};
 
 async function refused(path: string, init: RequestInit & { key?: string }, parameter: string) {
   const { status, body } = await service.json<{ error: string }>(path, init);

@@ -446,7 +446,7 @@ describe('limits', () => {
 });
 
 describe('execution records', () => {
-  it("a run's COMPLETED record is written behind it; one that waits is recorded pending first", async () => {
+  it("a run's COMPLETED record is written once it is seen; one that waits is recorded pending first", async () => {
     const rows = (id: string) =>
       service.database.read((session) =>
         session.all<{ state: string; revision: number }>(
@@ -458,7 +458,7 @@ describe('execution records', () => {
     // PENDING record's delay: either way its record is the COMPLETED one.
     const quick = await executeSql(service, 'SELECT 1');
     await rowsOf(service, quick);
-    await service.executions.store.written();
+    await service.executions.store.landed();
     const quickRows = await rows(quick);
     expect(quickRows.at(-1)).toEqual({ state: 'QUERY_STATE_COMPLETED', revision: 1 });
     expect(quickRows.slice(0, -1)).toEqual(
@@ -472,7 +472,7 @@ describe('execution records', () => {
     expect(await rows(waiting)).toEqual([{ state: 'QUERY_STATE_PENDING', revision: 0 }]);
     await cancel(running, KEYS.alice);
     await rowsOf(service, waiting);
-    await service.executions.store.written();
+    await service.executions.store.landed();
     expect(await rows(waiting)).toEqual([
       { state: 'QUERY_STATE_PENDING', revision: 0 },
       { state: 'QUERY_STATE_COMPLETED', revision: 1 },
