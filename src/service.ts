@@ -22,7 +22,7 @@ import { SqlChecker } from './queries/sandbox/checker-pool.js';
 import { ResultRows } from './results/result-rows.js';
 import { Results } from './results/results.js';
 import { ANSWERS_TUNING, RESULT_ROWS_TUNING } from './results/tuning.js';
-import { Database } from './storage/database.js';
+import { Database, onStatementsIdle } from './storage/database.js';
 import { defaultReserve, diskSpace } from './storage/disk-space.js';
 import { migrate } from './storage/service-schema.js';
 import { dropAbandonedUploads } from './tables/csv-loader.js';
@@ -31,7 +31,7 @@ import { MaterializedViews } from './transform/materialized-views.js';
 import { Pipelines } from './transform/pipelines.js';
 import { type Clock, SYSTEM_CLOCK, ViewScheduler } from './transform/view-scheduler.js';
 import { threadPoolSize, threadsNeeded } from './workload/thread-pool.js';
-import { keepWorkerThreadsLower } from './workload/thread-priority.js';
+import { keepWorkerThreadsLower, restoreDemotedThreads } from './workload/thread-priority.js';
 
 /**
  * The running service: database, key store and HTTP server, started and stopped as one.
@@ -309,7 +309,9 @@ function startBackground(config: Config, logger: Logger, database: Database, wor
   expiringVersions.unref();
   work.viewScheduler.start();
   const stopLowering = keepWorkerThreadsLower();
+  const stopRestoring = onStatementsIdle(restoreDemotedThreads);
   return () => {
+    stopRestoring();
     stopLowering();
     scheduler.stop();
     clearInterval(expiringVersions);

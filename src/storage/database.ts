@@ -22,7 +22,7 @@ export type {
   Session,
   SqlValue,
 } from './session.js';
-export { DatabaseClosingError, reusable } from './session.js';
+export { DatabaseClosingError, onStatementsIdle, reusable } from './session.js';
 export { DatabaseLockedError } from './storage-error.js';
 
 /**

@@ -83,6 +83,25 @@ export class DatabaseClosingError extends StorageError {
   }
 }
 
+/** Statements running now on every connection of the process, and who hears when none is left. */
+let statementsRunning = 0;
+const idleListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` each time the last statement running in the process ends (the thread
+ * keeper gives demoted threads their priority back then: src/workload/thread-priority.ts).
+ * Returns the function that stops it.
+ */
+export function onStatementsIdle(listener: () => void): () => void {
+  idleListeners.add(listener);
+  return () => idleListeners.delete(listener);
+}
+
+function statementEnded(): void {
+  if (--statementsRunning > 0) return;
+  for (const listener of idleListeners) listener();
+}
+
 /** SQL texts that each connection keeps prepared once it has run them (see `reusable`). */
 const REUSABLE = new Set<string>();
 
@@ -200,6 +219,7 @@ export class ConnectionSession implements InterruptibleSession {
     if (this.released) throw new StorageError('the session was used after its work ended', sql);
     if (this.refusing) throw new DatabaseClosingError(sql);
     this.statements++;
+    statementsRunning++;
     if (this.changes && !this.changing && changesTableRecords(sql)) {
       this.changing = true;
       this.changes.began();
@@ -216,6 +236,7 @@ export class ConnectionSession implements InterruptibleSession {
       this.statements--;
       if (/^\s*(COMMIT|ROLLBACK|ABORT|END)\b/i.test(sql)) this.inTransaction = false;
       if (!this.inTransaction) this.changeEnded();
+      statementEnded();
     }
   }
 

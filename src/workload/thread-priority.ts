@@ -90,7 +90,19 @@ function mayRaisePriority(): boolean {
 }
 
 /** The process's one keeper while any service holds it (tests start several in one process). */
-let keeper: { holders: number; stop: () => void } | undefined;
+let keeper: { holders: number; stop: () => void; restore: () => void } | undefined;
+
+/**
+ * Gives every demoted thread its priority back now: to be called when no statement runs. A
+ * long statement's threads (libuv's, and DuckDB's workers, which take every statement's tasks)
+ * stayed at LONG_WORK_NICENESS until a look saw them pause, up to SAMPLE_MS later, and the
+ * next statement ran on them: a 9 ms query run just after a 900 ms one took 22 ms instead of
+ * 11 (`BENCH_ANALYTICS_QUERIES=q21,q22 npm run bench -- analytics`, 2026-11-27). While other
+ * statements run, demoted threads stay demoted.
+ */
+export function restoreDemotedThreads(): void {
+  keeper?.restore();
+}
 
 /**
  * Keeps every thread but the main one at WORKER_NICENESS, and threads busy without a pause for
@@ -103,7 +115,7 @@ let keeper: { holders: number; stop: () => void } | undefined;
  * threads, and a thread demoted by one that stopped was left at 19 (stop 29's CI).
  */
 export function keepWorkerThreadsLower(): () => void {
-  keeper ??= { holders: 0, stop: startKeeping(WORKER_NICENESS) };
+  keeper ??= { holders: 0, ...startKeeping(WORKER_NICENESS) };
   const held = keeper;
   held.holders++;
   let released = false;
@@ -116,7 +128,7 @@ export function keepWorkerThreadsLower(): () => void {
   };
 }
 
-function startKeeping(niceness: number): () => void {
+function startKeeping(niceness: number): { stop: () => void; restore: () => void } {
   lowerWorkerThreads(niceness);
   const demoting = mayRaisePriority();
   const seen = new Map<number, Seen>();
@@ -131,11 +143,20 @@ function startKeeping(niceness: number): () => void {
   };
   const timer = setInterval(look, demoting ? SAMPLE_MS : LOOK_AGAIN_MS);
   timer.unref();
-  return () => {
-    clearInterval(timer);
-    // A thread of libuv's pool outlives the services of the process: it is given its
-    // priority back rather than left at 19.
-    for (const [tid, thread] of seen) if (thread.demoted) setNiceness(tid, niceness);
+  const restore = () => {
+    for (const [tid, thread] of seen) {
+      thread.busySinceMs = undefined;
+      if (thread.demoted && setNiceness(tid, niceness)) thread.demoted = false;
+    }
+  };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      // A thread of libuv's pool outlives the services of the process: it is given its
+      // priority back rather than left at 19.
+      for (const [tid, thread] of seen) if (thread.demoted) setNiceness(tid, niceness);
+    },
+    restore,
   };
 }
 
