@@ -15,11 +15,11 @@ import {
  * Execution records, kept in memory (every results and status request needs one) and
  * written through to `_service.executions` so they survive a restart. Records are appended,
  * one row per state an execution reaches, with a revision number (0 for PENDING, then 1 and
- * up); the highest revision is the record. Appending lets a run write its final record on its own connection, in the
- * transaction that stores its rows (one commit, one fsync, for the whole run: each commit
- * costs a few ms of fsync here), while the writer connection appends others' records: appends
- * never conflict. It also replaced a DELETE + INSERT per state change (3.6 ms against 1.0 ms
- * for an UPDATE, and an append costs what an UPDATE does).
+ * up); the highest revision is the record, whatever order the appends land in. Appending lets
+ * a run write its final record on a connection of its own as it is announced (saveAfter),
+ * while the writer connection appends others' records: appends never conflict. It also
+ * replaced a DELETE + INSERT per state change (3.6 ms against 1.0 ms for an UPDATE, and an
+ * append costs what an UPDATE does).
  */
 
 interface ExecutionRow {

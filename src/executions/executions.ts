@@ -60,7 +60,7 @@ export interface ExecutionsOptions {
 
 /**
  * Told of each finished execution. `rows`, for a small result (RENDERED_ROWS_MAX), are its
- * rows as JSON object texts, all columns in row order, rendered in the run's transaction.
+ * rows as JSON object texts, all columns in row order, rendered by the run.
  */
 type Listener = (execution: Execution, rows?: readonly string[]) => void;
 
@@ -69,9 +69,9 @@ const nextId = monotonicFactory();
 
 /**
  * A new execution's PENDING record is written only if it has not finished this soon: most
- * users' queries finish first and are then recorded once, in the transaction that stores
- * their rows (each commit is an fsync; a small write transaction cost 2.6 ms of CPU here,
- * and 3–7 ms of the writer in the middle of a 60 ms query's run on 2 cores, issue 27).
+ * users' queries finish first and are then recorded once, as they are announced
+ * (ExecutionStore.saveAfter; each commit is an fsync; a small write transaction cost 2.6 ms
+ * of CPU here, and 3–7 ms of the writer in the middle of a 60 ms query's run on 2 cores).
  * A crash within this time forgets the execution; after it, the record is there and a
  * restart marks the execution failed.
  */
