@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { KeyStore } from './auth/key-store.js';
 import { type Config, duckdbAllowedDirectories, duckdbSettings } from './config/config.js';
 import { loadDemoData } from './demo/demo-data.js';
@@ -44,6 +45,8 @@ export const DATABASE_FILE = 'warehouse.duckdb';
 const SHUTDOWN_GRACE_MS = 3_000;
 /** How long queued writes get to commit at shutdown before they are interrupted. */
 const WRITE_GRACE_MS = 5_000;
+/** How long shutdown waits for the records of runs already seen completed (each takes ~1 ms). */
+const RECORDS_GRACE_MS = 1_000;
 
 /** How often table versions past their hours are dropped. */
 const VERSION_EXPIRY_MS = 10 * 60_000;
@@ -358,6 +361,12 @@ function closer({
       clearTimeout(timer);
       await results.close();
       await work.sqlChecker.close();
+      // Runs seen completed write their records on connections the database's close would
+      // interrupt (ExecutionStore.saveAfter): a moment for them, bounded.
+      await Promise.race([
+        work.executions.store.landed(),
+        delay(RECORDS_GRACE_MS, undefined, { ref: false }),
+      ]);
       // No final checkpoint: its time is not bounded (DuckDB's checkpoint of a 10,000-column
       // table's 0.5 MB of WAL took 22.8 s), and the next start replays the WAL instead.
       await database.close(WRITE_GRACE_MS, 0);

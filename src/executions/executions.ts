@@ -145,7 +145,8 @@ export class Executions {
   async open(): Promise<void> {
     await this.watch?.open();
     const executions = await this.store.load();
-    const kept = new Set(executions.filter(isFinished).map((execution) => snapshotTable(execution.id)));
+    // Failed and cancelled runs keep no rows: their tables, if a drop failed, go too.
+    const kept = new Set(executions.filter(hasResult).map((execution) => snapshotTable(execution.id)));
     const tables = await this.database.read((s) =>
       s.all<{ name: string }>('SELECT table_name AS name FROM duckdb_tables() WHERE schema_name = ?', [
         SNAPSHOT_SCHEMA,
@@ -461,17 +462,18 @@ export class Executions {
         throw new Error('the disk is under its reserve');
       }
       const { execution: completed, rows } = await this.results.store(running, started);
-      // The key's oldest results make room before the new one is seen.
-      if (users) this.quotas.enforce(completed, this.latestResults);
+      // The record first, awaited in the run's slot (a key's runs pay for their own records):
+      // a quota's removal of this very execution waits for it.
+      const recorded = this.store.saveAfter(completed);
+      // The key's oldest results make room before the new one is seen; this one, when it is
+      // the oldest, may go at once, or its result expire.
+      const seen = users ? this.quotas.enforce(completed, this.latestResults) : completed;
       for (const hook of this.hooks)
         await hook(completed).catch((error: unknown) =>
           log.error({ err: error }, 'a hook of a completed execution failed'),
         );
-      // Started with the announcement, and awaited in the run's slot: a key's runs pay for
-      // their own records.
-      const recorded = this.store.saveAfter(completed);
-      this.store.remember(completed);
-      this.announce(completed, rows);
+      if (seen) this.store.remember(seen);
+      this.announce(seen ?? completed, seen ? rows : undefined);
       await recorded;
       log.info(
         {

@@ -83,12 +83,15 @@ export class KeyQuotas {
    * Every run of a key at its quota waited for that write transaction: `SELECT 1` end to end
    * took 17.8 ms against 13.9 for a key below it (`npm run bench -- queries`, 2026-11-27).
    * Should the write fail, the records come back at the next start, and the key is held to its
-   * quotas again at its next run.
+   * quotas again at its next run. Returns `ended` as it is to be seen: undefined when it went
+   * at once (the key's oldest, a run that took longer than later ones), expired when its
+   * result did. Its record's write must have begun (ExecutionStore.saveAfter): the removal
+   * waits for it.
    */
-  enforce(ended: Execution, latest: Map<number, unknown>): void {
+  enforce(ended: Execution, latest: Map<number, unknown>): Execution | undefined {
     const limits = this.limits;
     const owner = ended.owner;
-    if (!limits || owner === OPERATOR) return;
+    if (!limits || owner === OPERATOR) return ended;
     const mine = this.store.ofOwner(owner).map((e) => (e.id === ended.id ? ended : e));
     const finished = mine.filter(isFinished);
     const removed = finished.slice(0, Math.max(0, finished.length - limits.keyExecutions));
@@ -101,7 +104,7 @@ export class KeyQuotas {
       bytes += keptBytes(execution);
       if (bytes > limits.keyResultBytes) expiring.push(execution);
     }
-    if (removed.length === 0 && expiring.length === 0) return;
+    if (removed.length === 0 && expiring.length === 0) return ended;
     const now = new Date();
     const expired = expiring.map((execution) => ({ ...execution, expiresAt: now }));
     for (const execution of removed) this.store.forget(execution.id);
@@ -114,6 +117,7 @@ export class KeyQuotas {
       ...removed.map((execution) => ({ removed: true, execution })),
       ...expired.map((execution) => ({ removed: false, execution })),
     ]);
+    return gone.has(ended.id) ? undefined : (expired.find((e) => e.id === ended.id) ?? ended);
   }
 
   /**

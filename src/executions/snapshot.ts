@@ -96,7 +96,8 @@ export async function createSnapshot(
         `CREATE TABLE ${table} AS SELECT * FROM (\n${sql}\n) ` +
           `WHERE CASE WHEN nextval('${sequence}') > ${start + BigInt(maxRows)} THEN ${raise(OVER_CAP)} ELSE true END`,
         table,
-        sequence,
+        // A counter of the connection's own is new: `currval` fails on it until a first row.
+        sequence === LOCAL_COUNTER ? undefined : sequence,
       );
     } catch (error) {
       if (error instanceof RaisedError && error.payload === OVER_CAP) throw new ResultOverCapError();

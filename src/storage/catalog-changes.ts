@@ -28,9 +28,17 @@ export class CatalogChanges {
   }
 }
 
-const RECORDS = `${SERVICE_SCHEMA}.tables`;
+/**
+ * A write of the table records, anywhere in a statement's text: every such statement of the
+ * service has this form. A user's SQL that holds such words (in a string, say) counts as a
+ * change while it runs: the records are then looked up as if nothing were kept, never wrongly.
+ */
+const WRITES_RECORDS = new RegExp(
+  `\\b(INSERT\\s+INTO|UPDATE|DELETE\\s+FROM|ALTER\\s+TABLE|(CREATE|DROP)\\s+TABLE(\\s+IF\\s+(NOT\\s+)?EXISTS)?)\\s+"?${SERVICE_SCHEMA}"?\\."?tables\\b`,
+  'i',
+);
 
-/** Whether a statement may change the table records: any that names them and is not a read. */
+/** Whether a statement may change the table records. */
 export function changesTableRecords(sql: string): boolean {
-  return sql.includes(RECORDS) && !/^\s*(SELECT|WITH|DESCRIBE|SHOW)\b/i.test(sql);
+  return WRITES_RECORDS.test(sql);
 }

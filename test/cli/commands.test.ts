@@ -220,6 +220,23 @@ describe('refresh', () => {
     expect(await server.exited).toBe(0);
   });
 
+  // The refresh stores without the storing watch: its row counter is its connection's own, new
+  // for each run, and a result of no rows never moves it (`currval` then fails).
+  it('stores a result of no rows', async () => {
+    const dataDir = freshDir();
+    expect((await exitOf(['demo', '--data-dir', dataDir])).code).toBe(0);
+    const queriesDir = freshDir();
+    fs.writeFileSync(
+      path.join(queriesDir, '1006-empty.sql'),
+      '-- id: 1006\n-- name: Empty\n-- refresh_seconds: 86400\nSELECT 1 AS n WHERE false\n',
+    );
+    const { code, stdout } = await exitOf(['refresh', '--queries-dir', queriesDir, '--query', '1006'], {
+      DATA_DIR: dataDir,
+    });
+    expect(stdout).toMatch(/^1006 \(Empty\): completed, 0 rows/m);
+    expect(code).toBe(0);
+  });
+
   it('exits 1 and says which query failed', async () => {
     const dataDir = freshDir();
     expect((await exitOf(['demo', '--data-dir', dataDir])).code).toBe(0);

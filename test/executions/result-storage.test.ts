@@ -119,6 +119,42 @@ describe('the quotas of one key', () => {
     expect(s.executions.store.ofOwner('alice')).toHaveLength(3);
   });
 
+  // A run that took longer than the key's later ones is its oldest when it ends: it goes at
+  // once, and its record, written as it ends, must not outlive the removal (a restart once
+  // found it COMPLETED, its table gone).
+  it('remove a run that ends as the oldest at once, for good', async () => {
+    let s = await start({ MAX_EXECUTIONS_PER_KEY: '2' });
+    const slow = await executeSql(s, 'SELECT sum(range * range) AS s FROM range(150000000)');
+    const quick = [
+      (await run(s, 'SELECT 1 AS n')).execution_id,
+      (await run(s, 'SELECT 2 AS n')).execution_id,
+    ];
+    let status = 200;
+    for (let i = 0; i < 500 && status === 200; i++) {
+      const answer = await s.json<Envelope>(`/v1/execution/${slow}/status`);
+      status = answer.status;
+      if (answer.status === 200) expect(answer.body.is_execution_finished).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe(404);
+    expect(s.executions.store.ofOwner('alice').map((e) => e.id)).toEqual(quick);
+    await s.executions.store.landed();
+    await s.database.write(async () => undefined);
+    const dataDir = s.dataDir;
+    await s.close();
+    service = undefined;
+    s = await startTestService({ MAX_EXECUTIONS_PER_KEY: '2' }, dataDir);
+    service = s;
+    expect((await s.json(`/v1/execution/${slow}/status`)).status).toBe(404);
+    expect(s.executions.store.ofOwner('alice').map((e) => e.id)).toEqual(quick);
+    const tables = await s.database.read((session) =>
+      session.all<{ name: string }>(
+        "SELECT table_name AS name FROM duckdb_tables() WHERE schema_name = '_results'",
+      ),
+    );
+    expect(tables.map((t) => t.name).sort()).toEqual(quick.map((id) => `e_${id.toLowerCase()}`).sort());
+  });
+
   // Memory first, the database behind: what was removed stays removed after a restart.
   it('keeps its removals and expiries across a restart', async () => {
     let s = await start({
