@@ -29,6 +29,12 @@ const priorities = () =>
 
 const RUNAWAY = 'SELECT sum(a.range * b.range) FROM range(1000000) a, range(1000000) b';
 
+/** Waits, at most `tries` looks `everyMs` apart, until a thread is demoted (or none is). */
+async function untilDemoted(demoted: boolean, tries = 100, everyMs = 50): Promise<void> {
+  for (let i = 0; i < tries && priorities().includes(LONG_WORK_NICENESS) !== demoted; i++)
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+}
+
 describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
   it('leave the main thread as it was and lower every other thread of a running service', async () => {
     const service = await startTestService({});
@@ -50,15 +56,13 @@ describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
       try {
         const running = service.database.dedicated(async (session) => {
           const statement = session.run(RUNAWAY).catch(() => undefined);
-          for (let i = 0; i < 100 && !priorities().includes(LONG_WORK_NICENESS); i++)
-            await new Promise((resolve) => setTimeout(resolve, 50));
+          await untilDemoted(true);
           expect(priorities()).toContain(LONG_WORK_NICENESS);
           session.interrupt();
           await statement;
         });
         await running;
-        for (let i = 0; i < 100 && priorities().includes(LONG_WORK_NICENESS); i++)
-          await new Promise((resolve) => setTimeout(resolve, 50));
+        await untilDemoted(false);
         expect(priorities()).not.toContain(LONG_WORK_NICENESS);
       } finally {
         await service.stop();
@@ -76,15 +80,13 @@ describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
         await service.executions.whenIdle();
         await service.database.dedicated(async (session) => {
           const statement = session.run(RUNAWAY).catch(() => undefined);
-          for (let i = 0; i < 100 && !priorities().includes(LONG_WORK_NICENESS); i++)
-            await new Promise((resolve) => setTimeout(resolve, 50));
+          await untilDemoted(true);
           expect(priorities()).toContain(LONG_WORK_NICENESS);
           session.interrupt();
           await statement;
         });
         // Well before the keeper's next look (every 200 ms).
-        for (let i = 0; i < 4 && priorities().includes(LONG_WORK_NICENESS); i++)
-          await new Promise((resolve) => setTimeout(resolve, 5));
+        await untilDemoted(false, 4, 5);
         expect(priorities()).not.toContain(LONG_WORK_NICENESS);
       } finally {
         await service.stop();
@@ -100,16 +102,14 @@ describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
     const stopKeeping = keepWorkerThreadsLower();
     try {
       const statement = connection.run(RUNAWAY).catch(() => undefined);
-      for (let i = 0; i < 100 && !priorities().includes(LONG_WORK_NICENESS); i++)
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      await untilDemoted(true);
       expect(priorities()).toContain(LONG_WORK_NICENESS);
       // Let go of while the thread is still busy; another service of the process may still
       // hold the keeper, which then raises the thread once it pauses.
       stopKeeping();
       connection.interrupt();
       await statement;
-      for (let i = 0; i < 100 && priorities().includes(LONG_WORK_NICENESS); i++)
-        await new Promise((resolve) => setTimeout(resolve, 50));
+      await untilDemoted(false);
       expect(priorities()).not.toContain(LONG_WORK_NICENESS);
     } finally {
       stopKeeping();
