@@ -52,6 +52,20 @@ describe('table look-ups kept between changes', () => {
     expect(await attempt(sql, KEYS.bob)).toEqual([{ v: 'secret again' }]);
   });
 
+  it('keeps nothing it read while a change was under way', async () => {
+    const sql = 'SELECT * FROM dataset_late';
+    await service.database.write(async (session) => {
+      await session.run('CREATE TABLE alice.dataset_late AS SELECT 7 AS n');
+      await session.run(
+        `INSERT INTO _service.tables (namespace, table_name, description, is_private, created_at, updated_at, row_count, size_bytes)
+         VALUES ('alice', 'dataset_late', '', false, now(), now(), 1, 8)`,
+      );
+      // Looked up meanwhile, on another connection: not there yet, and not kept as absent.
+      expect(await attempt(sql)).toBe(400);
+    });
+    expect(await attempt(sql)).toEqual([{ n: 7 }]);
+  });
+
   it('trusts nothing kept while a change of the records is uncommitted, on any connection', async () => {
     const { database } = service;
     const before = database.tableRecordsEpoch;
