@@ -289,6 +289,35 @@ async function serviceCpuOf<T>(pid: number, work: () => Promise<T>): Promise<{ r
   return { result, cpuMs: (cpuSeconds(pid) - before) * 1000 };
 }
 
+/** The service's and DuckDB's times and CPU of one comparison, round by round. */
+function comparedRuns() {
+  return { ours: [] as number[], duck: [] as number[], oursCpu: [] as number[], duckCpu: [] as number[] };
+}
+
+/** A comparison's row: medians, each run, and CPU against DuckDB's. */
+function comparedRow(
+  name: string,
+  runs: ReturnType<typeof comparedRuns>,
+  baseline: string,
+  target: string,
+): BenchRow {
+  const each = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
+  const ms = median(runs.ours);
+  const duck = median(runs.duck);
+  const cpu = median(runs.oursCpu);
+  const duckCpu = median(runs.duckCpu);
+  return {
+    benchmark: 'queries',
+    case: name,
+    value: ms,
+    unit: 'ms',
+    baseline: { name: baseline, value: duck },
+    ratio: ms / duck,
+    target,
+    note: `runs ${each(runs.ours)} vs ${each(runs.duck)}; CPU ${cpu.toFixed(0)} vs ${duckCpu.toFixed(0)} ms (${(cpu / duckCpu).toFixed(2)}×)`,
+  };
+}
+
 export async function runQueriesBenchmark(
   log: (line: string) => void = () => undefined,
 ): Promise<BenchRow[]> {
@@ -311,18 +340,8 @@ export async function runQueriesBenchmark(
 
         // (b) and (c), alternating the service and DuckDB round by round.
         const pid = service.child.process.pid as number;
-        const aggregate = {
-          ours: [] as number[],
-          duck: [] as number[],
-          oursCpu: [] as number[],
-          duckCpu: [] as number[],
-        };
-        const large = {
-          ours: [] as number[],
-          duck: [] as number[],
-          oursCpu: [] as number[],
-          duckCpu: [] as number[],
-        };
+        const aggregate = comparedRuns();
+        const large = comparedRuns();
         for (let round = 0; round < ROUNDS; round++) {
           const a = await serviceCpuOf(pid, () => endToEnd(service.url, AGGREGATE_SQL, FIRST_PAGE, 'long'));
           aggregate.ours.push(a.result.ms);
@@ -348,31 +367,20 @@ export async function runQueriesBenchmark(
               `(CPU ${large.oursCpu.at(-1)?.toFixed(0)} vs ${large.duckCpu.at(-1)?.toFixed(0)})`,
           );
         }
-        const runs = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
-        const aggregateMs = median(aggregate.ours);
-        const aggregateDuck = median(aggregate.duck);
-        rows.push({
-          benchmark: 'queries',
-          case: `aggregate over ${ROWS.toLocaleString('en-US')} rows (group by, sums, count distinct), end to end`,
-          value: aggregateMs,
-          unit: 'ms',
-          baseline: { name: 'DuckDB, same SQL and data', value: aggregateDuck },
-          ratio: aggregateMs / aggregateDuck,
-          target: '≤ 1.2×',
-          note: `runs ${runs(aggregate.ours)} vs ${runs(aggregate.duck)}; CPU ${median(aggregate.oursCpu).toFixed(0)} vs ${median(aggregate.duckCpu).toFixed(0)} ms (${(median(aggregate.oursCpu) / median(aggregate.duckCpu)).toFixed(2)}×)`,
-        });
-        const largeMs = median(large.ours);
-        const largeDuck = median(large.duck);
-        rows.push({
-          benchmark: 'queries',
-          case: `1,000,000-row result stored, first page of ${FIRST_PAGE.toLocaleString('en-US')} rows served`,
-          value: largeMs,
-          unit: 'ms',
-          baseline: { name: 'DuckDB CREATE TABLE AS', value: largeDuck },
-          ratio: largeMs / largeDuck,
-          target: '≤ 1.5×',
-          note: `runs ${runs(large.ours)} vs ${runs(large.duck)}; CPU ${median(large.oursCpu).toFixed(0)} vs ${median(large.duckCpu).toFixed(0)} ms (${(median(large.oursCpu) / median(large.duckCpu)).toFixed(2)}×)`,
-        });
+        rows.push(
+          comparedRow(
+            `aggregate over ${ROWS.toLocaleString('en-US')} rows (group by, sums, count distinct), end to end`,
+            aggregate,
+            'DuckDB, same SQL and data',
+            '≤ 1.2×',
+          ),
+          comparedRow(
+            `1,000,000-row result stored, first page of ${FIRST_PAGE.toLocaleString('en-US')} rows served`,
+            large,
+            'DuckDB CREATE TABLE AS',
+            '≤ 1.5×',
+          ),
+        );
         rows.push(...(await phases(direct.connection)));
       } finally {
         await service.stop();

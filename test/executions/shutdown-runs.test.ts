@@ -1,11 +1,8 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/config.js';
 import { isFinished } from '../../src/executions/execution.js';
-import { type RunningService, startService } from '../../src/service.js';
 import { RUNAWAY_SQL } from '../queries/support/queries.js';
-import { TEST_API_KEYS, tempDir } from '../support/service.js';
+import { capturedLog } from '../support/log-lines.js';
+import { startTestService, type TestService, tempDir } from '../support/service.js';
 
 /**
  * Issue 22, item 7: a run that ends while the database closes is not an error of the service.
@@ -13,7 +10,7 @@ import { TEST_API_KEYS, tempDir } from '../support/service.js';
  * level.
  */
 
-let service: RunningService | undefined;
+let service: TestService | undefined;
 afterEach(async () => {
   await service?.close();
   service = undefined;
@@ -21,21 +18,9 @@ afterEach(async () => {
 
 describe('a run cut short by the database closing', () => {
   it('ends without an error-level log line', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
-    const config = loadConfig({
-      PORT: '0',
-      PG_PORT: 'off',
-      DATA_DIR: tempDir(),
-      API_KEYS: TEST_API_KEYS,
-      DEMO_DATA: 'off',
-    });
-    service = await startService(config, pino({ level: 'debug' }, sink));
+    const log = capturedLog('debug');
+    const lines = log.lines;
+    service = await startTestService({}, tempDir(), {}, log.logger);
     const submitted = await Promise.all(
       [RUNAWAY_SQL, RUNAWAY_SQL, 'SELECT 1 AS n'].map((sql, i) =>
         service?.executions.submit({ queryId: 0, sql, owner: i === 2 ? 'bob' : 'alice', lane: 'users' }),

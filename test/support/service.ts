@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { type RunningService, type ServiceHooks, startService } from '../../src/service.js';
 
 /** Keys every test service accepts (API_KEYS), one account of each kind. */
@@ -35,6 +35,7 @@ export async function startTestService(
   env: Record<string, string> = {},
   dataDir = tempDir(),
   hooks: ServiceHooks = {},
+  logger: Logger = createLogger('silent'),
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: '0',
@@ -46,7 +47,7 @@ export async function startTestService(
     PG_PORT: 'off',
     ...env,
   });
-  const service = await startService(config, createLogger('silent'), hooks);
+  const service = await startService(config, logger, hooks);
   // The test process is this server's client too: a stall of their one event loop past Node's
   // 5 s keep-alive timeout had the expired timer close a connection the test had just sent
   // its next request on (ECONNRESET; 3 of 6 rounds with a 6 s stall right after an answer,
