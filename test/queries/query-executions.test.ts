@@ -519,7 +519,7 @@ describe('executions survive a restart', () => {
     }
   });
 
-  it("drops result tables that no finished record names (a crash between a large result's two commits)", async () => {
+  it("drops result tables that no finished record with a result names (a crash after a result's commit)", async () => {
     const dataDir = tempDir();
     let first = await startTestService({}, dataDir);
     // Over the rows rendered in the run: its rows commit before its record.
@@ -535,10 +535,15 @@ describe('executions survive a restart', () => {
     await first.database.write((session) =>
       session.run('CREATE TABLE _results.e_01jz0000000000000000000000 AS SELECT 1 AS i'),
     );
-    expect((await resultTables()).map((t) => t.name)).toEqual([
-      'e_01jz0000000000000000000000',
-      `e_${large.toLowerCase()}`,
-    ]);
+    // A failed run whose table's drop failed: a finished record, but no result to keep.
+    const failed = await executeSql(first, "SELECT error('no') AS y");
+    expect((await finished(first, failed)).state).toBe('QUERY_STATE_FAILED');
+    await first.database.write((session) =>
+      session.run(`CREATE TABLE _results.e_${failed.toLowerCase()} AS SELECT 1 AS i`),
+    );
+    expect((await resultTables()).map((t) => t.name)).toEqual(
+      ['e_01jz0000000000000000000000', `e_${large.toLowerCase()}`, `e_${failed.toLowerCase()}`].sort(),
+    );
     await first.close();
     first = await startTestService({}, dataDir);
     try {
