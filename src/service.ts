@@ -241,7 +241,9 @@ function openResults(
       fileIds.has(execution.queryId) ? String(execution.queryId) : 'users',
     ),
   );
-  const resultRows = new ResultRows(database, { ...RESULT_ROWS_TUNING, tmpDir });
+  const resultRows = new ResultRows(database, { ...RESULT_ROWS_TUNING, tmpDir }, (id) =>
+    executions.resultStored(id),
+  );
   // A finished run's client asks for its first page next.
   executions.onFinished((execution, rows) => {
     if (rows) resultRows.remember(execution, rows);

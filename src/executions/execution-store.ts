@@ -107,7 +107,7 @@ export class ExecutionStore {
   /** Records being written after their run's announcement (saveAfter), by execution id. */
   private readonly landing = new Map<
     string,
-    { row: ReturnType<ExecutionStore['row']>; write: Promise<void> }
+    { row: ReturnType<ExecutionStore['row']>; write: Promise<boolean> }
   >();
 
   constructor(
@@ -173,22 +173,39 @@ export class ExecutionStore {
    * execution that must follow it waits for it (`landed`: a quota's removal, key-quotas.ts).
    * The caller `remember`s the execution after this began (the record takes the SQL text that
    * `remember` lets go); a failure is logged, the execution stays as it is in memory, and the
-   * next start forgets it (its table has no finished record).
+   * next start forgets it (its table has no finished record). `also` writes what must land with
+   * the record, in its transaction (a small result's table, small-result.ts). Resolves to
+   * whether the record landed.
    */
-  async saveAfter(execution: Execution): Promise<void> {
+  async saveAfter(execution: Execution, also?: (session: Session) => Promise<void>): Promise<boolean> {
     const row = this.row(execution);
     const write = this.database
-      .dedicated((session) => session.run(APPEND, row))
-      .catch((error: unknown) => {
-        const level = error instanceof DatabaseClosingError ? 'debug' : 'error';
-        this.logger[level](
-          { err: error, executionId: execution.id },
-          'could not record the end of an execution',
-        );
-      });
+      .dedicated(async (session) => {
+        if (!also) return session.run(APPEND, row);
+        await session.run('BEGIN TRANSACTION');
+        try {
+          await also(session);
+          await session.run(APPEND, row);
+          await session.run('COMMIT');
+        } catch (error) {
+          await session.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      })
+      .then(
+        () => true,
+        (error: unknown) => {
+          const level = error instanceof DatabaseClosingError ? 'debug' : 'error';
+          this.logger[level](
+            { err: error, executionId: execution.id },
+            'could not record the end of an execution',
+          );
+          return false;
+        },
+      );
     this.landing.set(execution.id, { row, write });
     try {
-      await write;
+      return await write;
     } finally {
       this.landing.delete(execution.id);
     }

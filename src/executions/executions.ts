@@ -192,6 +192,14 @@ export class Executions {
     return this.quotas.usedBy(owner);
   }
 
+  /**
+   * Settles once the execution's result table is written: a small result is seen before its
+   * table is (small-result.ts), so whoever reads the table by SQL waits for this first.
+   */
+  resultStored(id: string): Promise<void> {
+    return this.store.landed([id]);
+  }
+
   /** The user's SQL of these finished ad-hoc executions (RunRequest.text), where it was kept. */
   sqlTexts(ids: readonly string[]): Promise<Map<string, string>> {
     return this.store.sqlTexts(ids);
@@ -461,10 +469,11 @@ export class Executions {
         running.overReserve = true;
         throw new Error('the disk is under its reserve');
       }
-      const { execution: completed, rows } = await this.results.store(running, started);
+      const { execution: completed, rows, write } = await this.results.store(running, started);
       // The record first, awaited in the run's slot (a key's runs pay for their own records):
-      // a quota's removal of this very execution waits for it.
-      const recorded = this.store.saveAfter(completed);
+      // a quota's removal of this very execution waits for it. A small result's table is
+      // written with it (`write`): whoever reads the table waits for it (resultStored).
+      const recorded = this.store.saveAfter(completed, write);
       // The key's oldest results make room before the new one is seen; this one, when it is
       // the oldest, may go at once, or its result expire.
       const seen = users ? this.quotas.enforce(completed, this.latestResults) : completed;
@@ -474,11 +483,13 @@ export class Executions {
         );
       if (seen) this.store.remember(seen);
       this.announce(seen ?? completed, seen ? rows : undefined);
-      await recorded;
+      if (!(await recorded) && write) this.unstored(completed, log);
       log.info(
         {
           rows: completed.rowCount,
           ms: (completed.endedAt as Date).getTime() - (started.startedAt as Date).getTime(),
+          // Held in memory first, its table written as it was seen (small-result.ts).
+          ...(write ? { heldInMemory: true } : {}),
         },
         'execution completed',
       );
@@ -487,6 +498,22 @@ export class Executions {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * A small result was seen completed but its table could not be written (a full disk): it
+   * is failed from now on, in memory; the next start forgets it (it has no record).
+   */
+  private unstored(completed: Execution, log: Logger): void {
+    const current = this.store.get(completed.id);
+    if (!current || current.state !== STATES.completed) return;
+    this.store.remember({
+      ...current,
+      state: STATES.failed,
+      error: { type: FAILURE_TYPES.executionFailed, message: 'the result could not be stored' },
+    });
+    this.latestResults.delete(completed.queryId);
+    log.error('a small result was seen completed, but its table could not be written');
   }
 
   /** A run that did not complete: cancelled, stopped, or failed, with the reason. */

@@ -194,6 +194,8 @@ export class KeyQuotas {
   /** Expires results now: their rows are dropped, their records say they expired. */
   async expire(executions: readonly Execution[]): Promise<void> {
     if (executions.length === 0) return;
+    // After the records and tables being written (a small result's table: small-result.ts).
+    await this.store.landed(executions.map((execution) => execution.id));
     const now = new Date();
     const expired = executions.map((execution) => ({ ...execution, expiresAt: now }));
     await this.database.write(async (session) => {

@@ -43,8 +43,15 @@ function kindOf(type: string): Kind {
 export function jsonValue(column: SnapshotColumn): string {
   const x = quoteIdentifier(column.name);
   switch (kindOf(column.type)) {
-    case 'integer':
-      return `CASE WHEN ${x} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE} THEN to_json(${x}) ELSE to_json(CAST(${x} AS VARCHAR)) END`;
+    case 'integer': {
+      // A UHUGEINT is compared as one: against signed bounds DuckDB casts it to HUGEINT, which
+      // refuses values from 2^127.
+      const safe =
+        column.type.toLowerCase() === 'uhugeint'
+          ? `${x} <= ${MAX_SAFE}::UHUGEINT`
+          : `${x} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE}`;
+      return `CASE WHEN ${safe} THEN to_json(${x}) ELSE to_json(CAST(${x} AS VARCHAR)) END`;
+    }
     case 'float':
       // NULL first: every test below is NULL for it, and ELSE would make it '-Infinity'.
       return `CASE WHEN ${x} IS NULL THEN NULL WHEN isfinite(${x}) THEN to_json(${x}) WHEN isnan(${x}) THEN to_json('NaN') WHEN ${x} > 0 THEN to_json('Infinity') ELSE to_json('-Infinity') END`;

@@ -2,6 +2,7 @@ import type { Database, InterruptibleSession, Session } from '../storage/databas
 import { type Execution, type SnapshotColumn, STATES } from './execution.js';
 import { jsonArrayBytes, jsonRowsQuery, resultBytesQuery } from './row-rendering.js';
 import type { RunRequest } from './run-request.js';
+import { runSmall, SMALL_ROWS, SmallShapes } from './small-result.js';
 import {
   createSnapshot,
   cutToBytes,
@@ -64,11 +65,21 @@ export interface RunResultsOptions {
  * counted per column without being rendered (resultBytesQuery). Measured for `SELECT 1`: the
  * count cost 1.1 ms of a run's 6 ms, and the first page's own read 1.4 ms.
  */
-const RENDERED_ROWS_MAX = 1_000;
+const RENDERED_ROWS_MAX = SMALL_ROWS;
+
+/** A stored result: the COMPLETED record, the rows rendered when few, and what writes its table when that is still to do. */
+export interface StoredResult {
+  execution: Execution;
+  rows?: string[];
+  /** A small result held in memory (small-result.ts): writes its table, in the record's transaction. */
+  write?: (session: Session) => Promise<void>;
+}
 
 export class RunResults {
   /** Each storing watch slot's counter value after its last clean run: where the next run starts. */
   private readonly counted = new Map<number, bigint>();
+  /** Which SQL texts gave small results last time: those run in memory first. */
+  private readonly shapes = new SmallShapes();
 
   constructor(
     private readonly database: Database,
@@ -81,7 +92,7 @@ export class RunResults {
    * byte cap while stored (the storing watch), stored again cut, on a new connection (the
    * interrupted one may keep the interrupt for its next statement).
    */
-  async store(running: Running, started: Execution): Promise<{ execution: Execution; rows?: string[] }> {
+  async store(running: Running, started: Execution): Promise<StoredResult> {
     let cutAt: number | undefined;
     for (;;) {
       try {
@@ -89,7 +100,8 @@ export class RunResults {
           running.session = session;
           try {
             if (running.cancelled) throw new Error('cancelled before it started');
-            return await this.storeOnce(running, started, session, cutAt);
+            const small = cutAt === undefined ? await this.storeSmall(running, started, session) : undefined;
+            return small ?? (await this.storeOnce(running, started, session, cutAt));
           } finally {
             // The connection closes or serves another run when this returns: nothing may interrupt it after.
             running.session = undefined;
@@ -104,6 +116,37 @@ export class RunResults {
         running.stopping = undefined;
       }
     }
+  }
+
+  /**
+   * A result whose SQL gave a small one last time, held in memory (small-result.ts); undefined
+   * when it is not small now, and the run stores it the table's way.
+   */
+  private async storeSmall(
+    running: Running,
+    started: Execution,
+    session: InterruptibleSession,
+  ): Promise<StoredResult | undefined> {
+    const sql = running.request.sql;
+    if (!this.shapes.has(sql)) return undefined;
+    const { maxResultRows, maxResultBytes } = this.options;
+    const small = await runSmall(session, started.id, sql, maxResultRows, maxResultBytes);
+    if (this.mustStop(running, undefined)) throw new Error('interrupted');
+    if (!small) {
+      this.shapes.forget(sql);
+      return undefined;
+    }
+    const endedAt = new Date();
+    const execution: Execution = {
+      ...started,
+      state: STATES.completed,
+      endedAt,
+      expiresAt: this.options.expiry(endedAt),
+      columns: small.columns,
+      rowCount: small.rows.length,
+      resultBytes: small.bytes,
+    };
+    return { execution, rows: small.rows, write: small.write };
   }
 
   /**
@@ -122,7 +165,7 @@ export class RunResults {
     started: Execution,
     session: InterruptibleSession,
     cutAt: number | undefined,
-  ): Promise<{ execution: Execution; rows?: string[] }> {
+  ): Promise<StoredResult> {
     const slot = this.watch?.claimSlot();
     try {
       const sequence = slot === undefined ? undefined : rowCounter(slot);
@@ -143,6 +186,7 @@ export class RunResults {
       if (slot !== undefined && snapshot.counted !== undefined) this.counted.set(slot, snapshot.counted);
       const { rows, rowCount, bytes, truncated } = await this.measure(session, started.id, snapshot);
       if (this.mustStop(running, cutAt)) throw new Error('interrupted');
+      this.shapes.note(running.request.sql, snapshot.columns, rowCount, truncated);
       const endedAt = new Date();
       const execution: Execution = {
         ...started,

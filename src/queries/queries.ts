@@ -399,6 +399,8 @@ export class Queries {
         canReadExecution(account, e, query),
     );
     if (!execution) return undefined;
+    // A small result is seen before its table is written (small-result.ts).
+    await this.executions.resultStored(execution.id);
     return {
       schema: SNAPSHOT_SCHEMA,
       table: snapshotTable(execution.id),

@@ -84,6 +84,8 @@ export class ResultRows {
   constructor(
     database: Database,
     private readonly options: ResultRowsOptions,
+    /** Settles once the execution's table is written (Executions.resultStored): before any SQL on it. */
+    private readonly stored: (executionId: string) => Promise<void> = async () => undefined,
   ) {
     this.rowSets = new LruCache(options.cacheBytes, (rows) =>
       rows.reduce((sum, row) => sum + row.length * 2 + 32, 64),
@@ -121,7 +123,7 @@ export class ResultRows {
     const format = PAGE_FORMATS[formatName];
     const plan = planRows(execution, request, format);
     const inMemory = (execution.rowCount ?? 0) <= this.options.inMemoryMaxRows;
-    const all = inMemory ? await this.rowSet(plan, readerOf(request)) : undefined;
+    const all = inMemory ? await this.rowSet(execution, plan, readerOf(request)) : undefined;
     const total = all?.length ?? (await this.matching(execution, plan, request));
     const count = pageRowCount(request, total);
     checkDatapoints(count, plan.columns.length, cap, request);
@@ -142,6 +144,7 @@ export class ResultRows {
   /** How many rows match the filters. */
   private async matching(execution: Execution, plan: RowsPlan, request: ResultRequest): Promise<number> {
     if (!plan.filtered) return execution.rowCount ?? 0;
+    await this.stored(execution.id);
     const { select, params } = plan.count();
     const [count] = await this.files.read(readerOf(request), (session) =>
       session.all<{ n: bigint }>(select, params),
@@ -150,14 +153,14 @@ export class ResultRows {
   }
 
   /** A small result's rows rendered, read once per (columns, filters, sort) and kept. */
-  private async rowSet(plan: RowsPlan, reader: string): Promise<string[]> {
+  private async rowSet(execution: Execution, plan: RowsPlan, reader: string): Promise<string[]> {
     const cached = this.rowSets.get(plan.key);
     if (cached) return cached;
     let pending = this.loading.get(plan.key);
     if (!pending) {
       const { select, params } = plan.select({ kind: 'window', offset: 0 });
-      pending = this.files
-        .read(reader, (session) => session.query(select, params))
+      pending = this.stored(execution.id)
+        .then(() => this.files.read(reader, (session) => session.query(select, params)))
         .then((result) => result.rows.map((row) => row[0] as string))
         .finally(() => this.loading.delete(plan.key));
       this.loading.set(plan.key, pending);
@@ -178,6 +181,7 @@ export class ResultRows {
     request: ResultRequest,
     range: PageRange,
   ): Promise<PageBody> {
+    await this.stored(execution.id);
     const sampled = request.sampleCount !== undefined;
     if (!sampled && !asked.plan.filtered && !asked.plan.sorted)
       return this.ranges.rows(execution, asked, range);

@@ -42,6 +42,17 @@ export interface Session {
   /** Rows as objects keyed by column name, values as JS values (bigint for BIGINT). */
   all<T = Record<string, unknown>>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
   query(sql: string, params?: readonly SqlValue[]): Promise<QueryResult>;
+  /** The result as DuckDB materialized it: its columns and its chunks of DuckDB's own values. */
+  chunks(sql: string): Promise<MaterializedRows>;
+  /** Appends chunks of rows to a table through DuckDB's appender, in the connection's transaction if one is open. */
+  append(schema: string, table: string, chunks: readonly DuckDBDataChunk[]): Promise<void>;
+}
+
+/** A materialized result's columns and chunks (`Session.chunks`). */
+export interface MaterializedRows {
+  columns: ResultColumnType[];
+  chunks: DuckDBDataChunk[];
+  rowCount: number;
 }
 
 export interface InterruptibleSession extends Session {
@@ -317,6 +328,30 @@ export class ConnectionSession implements InterruptibleSession {
         columns: names.map((name, i) => ({ name, type: String(types[i]) })),
         rows: rowsOf(result),
       };
+    });
+  }
+
+  chunks(sql: string): Promise<MaterializedRows> {
+    return this.statement(sql, async () => {
+      const result = await this.connection.run(sql);
+      const names = result.columnNames();
+      const types = result.columnTypes();
+      return {
+        columns: names.map((name, i) => ({ name, type: types[i] as DuckDBType })),
+        chunks: chunksOf(result),
+        rowCount: result.rowCount,
+      };
+    });
+  }
+
+  append(schema: string, table: string, chunks: readonly DuckDBDataChunk[]): Promise<void> {
+    return this.statement(`APPEND INTO ${schema}.${table}`, async () => {
+      const appender = await this.connection.createAppender(table, schema);
+      try {
+        for (const chunk of chunks) appender.appendDataChunk(chunk);
+      } finally {
+        appender.closeSync();
+      }
     });
   }
 

@@ -286,6 +286,8 @@ export class MaterializedViews {
       delete next.lastError;
       try {
         const description = `materialized view of query ${view.queryId}`;
+        // A small result's table is written as its run is seen (small-result.ts).
+        await this.executions.resultStored(execution.id);
         await replaceViewRows(this.database, { ...view, description, isPrivate }, execution, (s) =>
           saveView(s, next),
         );

@@ -36,7 +36,9 @@ export function parquetResultRoutes(router: Router, deps: AppDeps): void {
   const tmpDir = path.join(deps.config.dataDir, 'tmp');
 
   async function sendParquet(res: Response, execution: Execution, request: ResultRequest): Promise<void> {
-    const body = await writeParquet(database, results.servable(execution, request), request, tmpDir);
+    const servable = results.servable(execution, request);
+    await deps.executions.resultStored(servable.id);
+    const body = await writeParquet(database, servable, request, tmpDir);
     // Sent like a large page: from buffers kept between answers, a client that stops reading
     // let go, and the file removed however the answer ends.
     await sendAnswer(res, {
