@@ -48,9 +48,12 @@ const RENDERED: ReadonlySet<DuckDBTypeId> = new Set([
   DuckDBTypeId.BLOB,
 ]);
 
-/** Whether values of this type are rendered here. */
+/**
+ * Whether values of this type are rendered here. Not a type under an alias: node-api gives a
+ * `JSON` column as VARCHAR with alias `JSON`, which to_json embeds as JSON, not as a string.
+ */
 export function isRendered(type: DuckDBType): boolean {
-  return RENDERED.has(type.typeId);
+  return RENDERED.has(type.typeId) && type.alias === undefined;
 }
 
 /** The names of the types rendered here, as DESCRIBE writes them (SnapshotColumn.type). */

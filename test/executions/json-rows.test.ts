@@ -28,7 +28,9 @@ async function bothRenderings(connection: Connection, table: string) {
   const described = (await connection.runAndReadAll(`DESCRIBE ${table}`))
     .getRows()
     .map((row) => ({ name: String(row[0]), type: String(row[1]).toLowerCase() }));
-  const sql = (await connection.runAndReadAll(jsonRowsQuery(table, described))).getRows().map((row) => row[0]);
+  const sql = (await connection.runAndReadAll(jsonRowsQuery(table, described)))
+    .getRows()
+    .map((row) => row[0]);
   return { js: renderJsonRows(columns, chunks), sql, columns: snapshotColumns(columns), described };
 }
 
@@ -64,7 +66,9 @@ describe('rows rendered in JavaScript', () => {
       for (const mantissa of ['1', '2.5', '3.3333333333333335', '-9.999999999999998', '7.1'])
         values.push(`${mantissa}e${exponent}`);
     for (let n = -20; n <= 20; n++) values.push(`${n}`, `${n}.5`, `${2 ** 53 + n}`, `${n}e15`, `${n}e16`);
-    await connection.run(`CREATE TABLE d AS SELECT CAST(v AS DOUBLE) AS d FROM (VALUES ${values.map((v) => `('${v}')`).join(', ')}) t(v)`);
+    await connection.run(
+      `CREATE TABLE d AS SELECT CAST(v AS DOUBLE) AS d FROM (VALUES ${values.map((v) => `('${v}')`).join(', ')}) t(v)`,
+    );
     const { js, sql } = await bothRenderings(connection, 'd');
     expect(js).toEqual(sql);
   });
@@ -87,6 +91,7 @@ describe('rows rendered in JavaScript', () => {
     const connection = await connect();
     for (const [table, select] of [
       ['f', 'SELECT 1.5::FLOAT AS f'],
+      ['j', `SELECT '{"a": 1}'::JSON AS j`],
       ['l', 'SELECT [1, 2] AS l'],
       ['iv', "SELECT INTERVAL '1 day' AS iv"],
       ['ts_s', "SELECT TIMESTAMP_S '2024-01-01 00:00:00' AS t"],
