@@ -39,6 +39,7 @@ const RENDERED: ReadonlySet<DuckDBTypeId> = new Set([
   DuckDBTypeId.UBIGINT,
   DuckDBTypeId.HUGEINT,
   DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.BIGNUM,
   DuckDBTypeId.DOUBLE,
   DuckDBTypeId.DECIMAL,
   DuckDBTypeId.VARCHAR,
@@ -58,7 +59,7 @@ export function isRendered(type: DuckDBType): boolean {
 
 /** The names of the types rendered here, as DESCRIBE writes them (SnapshotColumn.type). */
 export function isRenderedTypeName(name: string): boolean {
-  return /^(boolean|tinyint|smallint|integer|bigint|utinyint|usmallint|uinteger|ubigint|hugeint|uhugeint|double|decimal\(\d+,\d+\)|varchar|date|timestamp|timestamp with time zone|blob)$/.test(
+  return /^(boolean|tinyint|smallint|integer|bigint|utinyint|usmallint|uinteger|ubigint|hugeint|uhugeint|bignum|double|decimal\(\d+,\d+\)|varchar|date|timestamp|timestamp with time zone|blob)$/.test(
     name,
   );
 }
@@ -132,6 +133,7 @@ function valueJson(type: DuckDBType): ValueJson | undefined {
     case DuckDBTypeId.UBIGINT:
     case DuckDBTypeId.HUGEINT:
     case DuckDBTypeId.UHUGEINT:
+    case DuckDBTypeId.BIGNUM:
       return (v) => {
         const n = v as bigint;
         return n >= -MAX_SAFE && n <= MAX_SAFE ? n.toString() : `"${n}"`;

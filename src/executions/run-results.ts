@@ -78,7 +78,7 @@ export interface StoredResult {
 export class RunResults {
   /** Each storing watch slot's counter value after its last clean run: where the next run starts. */
   private readonly counted = new Map<number, bigint>();
-  /** Which SQL texts gave small results last time: those run in memory first. */
+  /** Which SQL texts gave small results last time, or are bounded by a LIMIT: those run in memory first. */
   private readonly shapes = new SmallShapes();
 
   constructor(
@@ -128,12 +128,12 @@ export class RunResults {
     session: InterruptibleSession,
   ): Promise<StoredResult | undefined> {
     const sql = running.request.sql;
-    if (!this.shapes.has(sql)) return undefined;
+    if (!this.shapes.expectsSmall(sql)) return undefined;
     const { maxResultRows, maxResultBytes } = this.options;
     const small = await runSmall(session, started.id, sql, maxResultRows, maxResultBytes);
     if (this.mustStop(running, undefined)) throw new Error('interrupted');
     if (!small) {
-      this.shapes.forget(sql);
+      this.shapes.notSmall(sql);
       return undefined;
     }
     const endedAt = new Date();

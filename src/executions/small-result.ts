@@ -20,9 +20,11 @@ import { snapshotName } from './snapshot.js';
  * 2 ms that no client waits for. Whoever reads the table waits for it (`Executions.resultStored`).
  *
  * Which runs take this way: those whose SQL text's last run had at most SMALL_ROWS rows of
- * types rendered in JavaScript (`SmallShapes`). A first run takes the table's way, which
- * stores any result at full speed: a query whose result is large would pay for a wasted run
- * here. One whose result grew past SMALL_ROWS since is run again the table's way.
+ * types rendered in JavaScript, and a first run whose outermost LIMIT is at most SMALL_ROWS
+ * (`SmallShapes`). Any other first run takes the table's way, which stores any result at full
+ * speed: a query whose result is large would pay for a wasted run here. One whose result grew
+ * past SMALL_ROWS since, or holds a type not rendered in JavaScript, is run again the table's
+ * way, and its text is remembered as not small.
  */
 
 /** A result of at most this many rows is held in memory first. */
@@ -32,33 +34,53 @@ export const SMALL_ROWS = 1_000;
 const SHAPES_KEPT = 512;
 const SHAPE_TEXT_MAX = 16_384;
 
-/** Which SQL texts' last run gave a small result of rendered types (an LRU of texts). */
-export class SmallShapes {
-  private readonly small = new Map<string, true>();
+/**
+ * The outermost LIMIT at the end of a run's SQL, when it is a plain number: a result that can
+ * have no more rows. Users' SQL comes here as DuckDB's own rewrite of the checked tree
+ * (`json_deserialize_sql`: no comments, a LIMIT at the end is the whole statement's; a
+ * subquery's ends in a parenthesis), the workspace's table preview included (`SELECT * FROM
+ * t LIMIT 100`). A wrong guess costs a run: the result is then stored the table's way.
+ */
+const OUTERMOST_LIMIT = /\sLIMIT (\d{1,9})(?: OFFSET \d+)?$/;
 
-  /** Whether the text's last run gave a small result: its next may run in memory. */
-  has(sql: string): boolean {
-    if (!this.small.has(sql)) return false;
-    this.small.delete(sql);
-    this.small.set(sql, true);
-    return true;
+export function outermostLimit(sql: string): number | undefined {
+  const match = OUTERMOST_LIMIT.exec(sql);
+  return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * Which SQL texts' last run gave a small result of rendered types, and which did not (an LRU
+ * of texts): the next run of a small one is held in memory; a text not run yet is when its
+ * outermost LIMIT bounds it.
+ */
+export class SmallShapes {
+  private readonly known = new Map<string, boolean>();
+
+  /** Whether the next run of the text may be held in memory. */
+  expectsSmall(sql: string): boolean {
+    const small = this.known.get(sql);
+    if (small === undefined) return (outermostLimit(sql) ?? Number.POSITIVE_INFINITY) <= SMALL_ROWS;
+    this.keep(sql, small);
+    return small;
   }
 
   /** Records how a run of the text ended: small (rows, rendered types) or not. */
   note(sql: string, columns: readonly SnapshotColumn[], rowCount: number, truncated: boolean): void {
     const small =
       !truncated && rowCount <= SMALL_ROWS && columns.every((column) => isRenderedTypeName(column.type));
-    if (!small || sql.length > SHAPE_TEXT_MAX) {
-      this.small.delete(sql);
-      return;
-    }
-    this.small.delete(sql);
-    this.small.set(sql, true);
-    if (this.small.size > SHAPES_KEPT) this.small.delete(this.small.keys().next().value as string);
+    this.keep(sql, small);
   }
 
-  forget(sql: string): void {
-    this.small.delete(sql);
+  /** A run held in memory found it was not small after all. */
+  notSmall(sql: string): void {
+    this.keep(sql, false);
+  }
+
+  private keep(sql: string, small: boolean): void {
+    if (sql.length > SHAPE_TEXT_MAX) return;
+    this.known.delete(sql);
+    this.known.set(sql, small);
+    if (this.known.size > SHAPES_KEPT) this.known.delete(this.known.keys().next().value as string);
   }
 }
 

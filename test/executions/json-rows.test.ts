@@ -43,16 +43,16 @@ describe('rows rendered in JavaScript', () => {
        65535::USMALLINT, 4294967295::UINTEGER, 18446744073709551615::UBIGINT, (-170141183460469231731687303715884105728)::HUGEINT,
        340282366920938463463374607431768211455::UHUGEINT, 0.1::DOUBLE, 12.25::DECIMAL(4,2), -0.05::DECIMAL(9,3),
        123456789.12345::DECIMAL(15,5), 1234567890123456.78::DECIMAL(18,2), -12345678901234567890.1234567890::DECIMAL(38,10),
-       'plain', DATE '0001-01-01', TIMESTAMP '0001-01-01 00:00:00', TIMESTAMPTZ '1969-12-31 23:59:59.9995+00', '\\x00\\xFF\\x7F'::BLOB),
+       'plain', (-(2::BIGNUM ^ 200::BIGNUM))::BIGNUM, DATE '0001-01-01', TIMESTAMP '0001-01-01 00:00:00', TIMESTAMPTZ '1969-12-31 23:59:59.9995+00', '\\x00\\xFF\\x7F'::BLOB),
       (false, 127::TINYINT, 32767::SMALLINT, 2147483647::INTEGER, 9007199254740992::BIGINT, 0::UTINYINT,
        0::USMALLINT, 0::UINTEGER, 9007199254740991::UBIGINT, 9007199254740991::HUGEINT,
        9007199254740992::UHUGEINT, -0.0::DOUBLE, 0::DECIMAL(4,2), 0.001::DECIMAL(9,3),
        -0.00001::DECIMAL(15,5), 0::DECIMAL(18,2), 0.0000000001::DECIMAL(38,10),
-       'quote " backslash \\ ' || ${controls} || ' é 漢 😀 ' || chr(127) || chr(8232), DATE '9999-12-31',
+       'quote " backslash \\ ' || ${controls} || ' é 漢 😀 ' || chr(127) || chr(8232), 9007199254740991::BIGNUM, DATE '9999-12-31',
        TIMESTAMP '9999-12-31 23:59:59.999999', TIMESTAMPTZ '2024-03-10 02:30:00.123456-07', ''::BLOB),
-      (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+      (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
     ) v("b", "ti", "si", "i", "bi", "uti", "usi", "ui", "ubi", "hi", "uhi", "d", "dec4", "dec9", "dec15", "dec18", "dec38",
-        "text ""quoted"" \\ key", "day", "at", "at_tz", "bytes")`);
+        "text ""quoted"" \\ key", "num", "day", "at", "at_tz", "bytes")`);
     const { js, sql, columns, described } = await bothRenderings(connection, 't');
     expect(js).toBeDefined();
     expect(js).toEqual(sql);

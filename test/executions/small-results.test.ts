@@ -134,6 +134,30 @@ describe('small results held in memory', () => {
     }
   });
 
+  it("holds a first run bounded by its LIMIT (the workspace's table preview), and stores the table's way what it cannot render", async () => {
+    const { s, log } = await start();
+    await uploadTable(s, 'preview', 'n,amount\n1,1.50\n2,2.25\n3,\n');
+    const preview = await executeSql(s, 'SELECT *\nFROM dataset_preview\nLIMIT 100');
+    const before = await everything(s, preview);
+    expect(await heldInMemory(log.lines, preview)).toBe(true);
+    expect((before.page as { result: { rows: unknown[] } }).result.rows).toEqual([
+      { n: 1, amount: 1.5 },
+      { n: 2, amount: 2.25 },
+      { n: 3, amount: null },
+    ]);
+    // A list is left to DuckDB's renderer: run again the table's way, whole, and remembered.
+    const sql = 'SELECT range AS n, [range, range + 1] AS pair FROM range(3) ORDER BY n LIMIT 2';
+    for (let i = 0; i < 2; i++) {
+      const lists = await executeSql(s, sql);
+      const { page } = await everything(s, lists);
+      expect((page as { result: { rows: unknown[] } }).result.rows).toEqual([
+        { n: 0, pair: [0, 1] },
+        { n: 1, pair: [1, 2] },
+      ]);
+      expect(await heldInMemory(log.lines, lists)).toBe(false);
+    }
+  });
+
   it('stores a result that grew past the small size the table way, whole', async () => {
     const { s, log } = await start();
     await uploadTable(s, 'growing', 'n\n1\n2\n3\n');
