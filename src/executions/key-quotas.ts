@@ -220,6 +220,8 @@ export class KeyQuotas {
       if (!isFinished(execution) || !execution.expiresAt || execution.expiresAt.getTime() > now) continue;
       const recordGone = execution.expiresAt.getTime() + DAY_MS <= now;
       if (this.dropped.has(execution.id) && !recordGone) continue;
+      // A table still being written would come after its drop (small-result.ts).
+      await this.store.landed([execution.id]);
       await this.database.write(async (session) => {
         await dropSnapshot(session, execution.id);
         if (recordGone) await this.store.remove(execution.id, session);
