@@ -1,9 +1,8 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderJsonRows, snapshotColumns } from '../../src/executions/json-rows.js';
 import { jsonRowsQuery } from '../../src/executions/row-rendering.js';
-import { createRandomTable, randomName, randomRows } from './support/random-tables.js';
+import { forRandomTables } from './support/random-tables.js';
 
 /**
  * A small result's rows are rendered in JavaScript (json-rows.ts, small-result.ts) and a
@@ -75,15 +74,13 @@ describe('rows rendered in JavaScript', () => {
 
   it('are the bytes DuckDB renders for random rows and column names', async () => {
     const connection = await connect();
-    let n = 0;
-    await fc.assert(
-      fc.asyncProperty(randomRows, randomName, async (rows, name) => {
-        const table = `r${n++}`;
-        await createRandomTable(connection, table, rows, name);
+    await forRandomTables(
+      connection,
+      async (table) => {
         const { js, sql } = await bothRenderings(connection, table);
         expect(js).toEqual(sql);
-      }),
-      { numRuns: 150 },
+      },
+      150,
     );
   });
 

@@ -1,5 +1,4 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SnapshotColumn } from '../../src/executions/execution.js';
 import {
@@ -9,7 +8,7 @@ import {
   resultBytesByRowsQuery,
   resultBytesQuery,
 } from '../../src/executions/row-rendering.js';
-import { createRandomTable, randomName, randomRows } from './support/random-tables.js';
+import { forRandomTables } from './support/random-tables.js';
 
 /**
  * total_result_set_bytes is summed per column (fast), or for a small result counted from its
@@ -87,16 +86,14 @@ describe('total_result_set_bytes', () => {
 
   it('equals the rendered rows for random text, numbers and names', async () => {
     const connection = await connect();
-    let n = 0;
-    await fc.assert(
-      fc.asyncProperty(randomRows, randomName, async (rows, name) => {
-        const table = `r${n++}`;
-        await createRandomTable(connection, table, rows, name);
+    await forRandomTables(
+      connection,
+      async (table) => {
         const { fast, exact, page } = await bothCounts(connection, table);
         expect(fast).toBe(exact);
         expect(Number(fast)).toBe(page);
-      }),
-      { numRuns: 150 },
+      },
+      150,
     );
   });
 

@@ -1,10 +1,9 @@
 import { DuckDBInstance } from '@duckdb/node-api';
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SnapshotColumn } from '../../src/executions/execution.js';
 import { csvRowExpression, jsonRowExpression, jsonValue } from '../../src/executions/row-rendering.js';
 import { quoteIdentifier, quoteLiteral } from '../../src/storage/sql.js';
-import { createRandomTable, randomName, randomRows } from './support/random-tables.js';
+import { forRandomTables } from './support/random-tables.js';
 
 /**
  * Rows are rendered by one flat `concat` per row (issue 17: no JSON document built per row,
@@ -96,16 +95,14 @@ describe('row rendering', () => {
 
   it('writes the same rows as before for random text, numbers and names', async () => {
     const connection = await connect();
-    let n = 0;
-    await fc.assert(
-      fc.asyncProperty(randomRows, randomName, async (rows, name) => {
-        const table = `r${n++}`;
-        await createRandomTable(connection, table, rows, name);
+    await forRandomTables(
+      connection,
+      async (table) => {
         const { json, jsonBefore, csv, csvBefore } = await bothRenderings(connection, table);
         expect(json).toEqual(jsonBefore);
         expect(csv).toEqual(csvBefore);
-      }),
-      { numRuns: 100 },
+      },
+      100,
     );
   });
 

@@ -41,3 +41,20 @@ export async function createRandomTable(
       : `CREATE TABLE ${table} AS SELECT * FROM (VALUES ${values.join(', ')}) v(${quoted}, d, i)`,
   );
 }
+
+/** Runs `check` on random tables (`randomRows` under a `randomName`), each made on `connection`. */
+export async function forRandomTables(
+  connection: DuckDBConnection,
+  check: (table: string) => Promise<void>,
+  numRuns: number,
+): Promise<void> {
+  let n = 0;
+  await fc.assert(
+    fc.asyncProperty(randomRows, randomName, async (rows, name) => {
+      const table = `r${n++}`;
+      await createRandomTable(connection, table, rows, name);
+      await check(table);
+    }),
+    { numRuns },
+  );
+}
