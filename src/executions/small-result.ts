@@ -19,16 +19,25 @@ import { snapshotName } from './snapshot.js';
  * ms; the table (CREATE TABLE, DuckDB's appender, the record's INSERT, one commit) follows in
  * 2 ms that no client waits for. Whoever reads the table waits for it (`Executions.resultStored`).
  *
- * Which runs take this way: those whose SQL text's last run had at most SMALL_ROWS rows of
- * types rendered in JavaScript, and a first run whose outermost LIMIT is at most SMALL_ROWS
- * (`SmallShapes`). Any other first run takes the table's way, which stores any result at full
+ * Which runs take this way: those whose SQL text's last run had at most SMALL_ROWS rows and
+ * SMALL_VALUES values, of types rendered in JavaScript, and a first run whose outermost LIMIT
+ * is at most SMALL_ROWS (`SmallShapes`). Any other first run takes the table's way, which stores any result at full
  * speed: a query whose result is large would pay for a wasted run here. One whose result grew
- * past SMALL_ROWS since, or holds a type not rendered in JavaScript, is run again the table's
- * way, and its text is remembered as not small.
+ * past those since, or holds a type not rendered in JavaScript, is run again the table's way,
+ * and its text is remembered as not small.
  */
 
-/** A result of at most this many rows is held in memory first. */
+/** A result of at most this many rows is held in memory first… */
 export const SMALL_ROWS = 1_000;
+
+/**
+ * …and of at most this many values (rows × columns). Its rendering and its table's append run
+ * on the event loop, where every key's requests wait: about 0.5 µs a value for the rendering
+ * (1,000 rows × 20 columns of text, doubles, timestamps and integers: 10 ms) and 0.85–2.3 ms
+ * for DuckDB's appender, whose flush is synchronous (1 to 1,000 rows × 20 columns; scratch
+ * scripts, 2026-11-27). A larger result is rendered by DuckDB on its own threads.
+ */
+export const SMALL_VALUES = 2_000;
 
 /** SQL texts remembered at most, and the longest one remembered. */
 const SHAPES_KEPT = 512;
@@ -67,7 +76,10 @@ export class SmallShapes {
   /** Records how a run of the text ended: small (rows, rendered types) or not. */
   note(sql: string, columns: readonly SnapshotColumn[], rowCount: number, truncated: boolean): void {
     const small =
-      !truncated && rowCount <= SMALL_ROWS && columns.every((column) => isRenderedTypeName(column.type));
+      !truncated &&
+      rowCount <= SMALL_ROWS &&
+      rowCount * columns.length <= SMALL_VALUES &&
+      columns.every((column) => isRenderedTypeName(column.type));
     this.keep(sql, small);
   }
 
@@ -108,7 +120,13 @@ export async function runSmall(
 ): Promise<SmallResult | undefined> {
   const limit = Math.min(SMALL_ROWS, maxRows);
   const result = await session.chunks(`SELECT * FROM (\n${sql}\n) LIMIT ${limit + 1}`);
-  if (result.rowCount > limit || result.columns.length === 0 || !plainNames(result)) return undefined;
+  if (
+    result.rowCount > limit ||
+    result.rowCount * result.columns.length > SMALL_VALUES ||
+    result.columns.length === 0 ||
+    !plainNames(result)
+  )
+    return undefined;
   const rows = renderJsonRows(result.columns, result.chunks);
   if (!rows) return undefined;
   const bytes = jsonArrayBytes(rows);

@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { outermostLimit, SMALL_ROWS, SmallShapes } from '../../src/executions/small-result.js';
+import { outermostLimit, SMALL_ROWS, SMALL_VALUES, SmallShapes } from '../../src/executions/small-result.js';
 
 /** Which runs are held in memory first (src/executions/small-result.ts). */
 
@@ -68,5 +68,11 @@ describe('SmallShapes', () => {
     expect(shapes.expectsSmall('SELECT x FROM t LIMIT 5')).toBe(false);
     shapes.note('SELECT x FROM t LIMIT 6', small, 6, true);
     expect(shapes.expectsSmall('SELECT x FROM t LIMIT 6')).toBe(false);
+    // Few rows, but too many values to render on the event loop.
+    const wide = Array.from({ length: 30 }, (_, i) => ({ name: `c${i}`, type: 'bigint' }));
+    shapes.note('SELECT * FROM wide', wide, SMALL_VALUES / 30 + 1, false);
+    expect(shapes.expectsSmall('SELECT * FROM wide')).toBe(false);
+    shapes.note('SELECT * FROM wide', wide, SMALL_VALUES / 40, false);
+    expect(shapes.expectsSmall('SELECT * FROM wide')).toBe(true);
   });
 });
