@@ -7,7 +7,7 @@ import {
   LONG_WORK_NICENESS,
   WORKER_NICENESS,
 } from '../../src/workload/thread-priority.js';
-import { startTestService } from '../support/service.js';
+import { startTestService, type TestService } from '../support/service.js';
 
 /**
  * The event loop's thread outranks DuckDB's (issue 22): every other thread is made nicer, and a
@@ -35,6 +35,17 @@ async function untilDemoted(demoted: boolean, tries = 100, everyMs = 50): Promis
     await new Promise((resolve) => setTimeout(resolve, everyMs));
 }
 
+/** Runs a runaway statement on the service until a thread of it is demoted, then stops it. */
+async function runawayDemotedThenStopped(service: TestService): Promise<void> {
+  await service.database.dedicated(async (session) => {
+    const statement = session.run(RUNAWAY).catch(() => undefined);
+    await untilDemoted(true);
+    expect(priorities()).toContain(LONG_WORK_NICENESS);
+    session.interrupt();
+    await statement;
+  });
+}
+
 describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
   it('leave the main thread as it was and lower every other thread of a running service', async () => {
     const service = await startTestService({});
@@ -54,14 +65,7 @@ describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
     async () => {
       const service = await startTestService({});
       try {
-        const running = service.database.dedicated(async (session) => {
-          const statement = session.run(RUNAWAY).catch(() => undefined);
-          await untilDemoted(true);
-          expect(priorities()).toContain(LONG_WORK_NICENESS);
-          session.interrupt();
-          await statement;
-        });
-        await running;
+        await runawayDemotedThenStopped(service);
         await untilDemoted(false);
         expect(priorities()).not.toContain(LONG_WORK_NICENESS);
       } finally {
@@ -78,13 +82,7 @@ describe.skipIf(!fs.existsSync('/proc/self/task'))('thread priorities', () => {
       const service = await startTestService({});
       try {
         await service.executions.whenIdle();
-        await service.database.dedicated(async (session) => {
-          const statement = session.run(RUNAWAY).catch(() => undefined);
-          await untilDemoted(true);
-          expect(priorities()).toContain(LONG_WORK_NICENESS);
-          session.interrupt();
-          await statement;
-        });
+        await runawayDemotedThenStopped(service);
         // Well before the keeper's next look (every 200 ms).
         await untilDemoted(false, 4, 5);
         expect(priorities()).not.toContain(LONG_WORK_NICENESS);
