@@ -8,6 +8,7 @@ import {
   type DuckDBType,
   DuckDBTypeId,
 } from '@duckdb/node-api';
+import { decimalText } from '../storage/decimal-text.js';
 import type { SnapshotColumn } from './execution.js';
 
 /**
@@ -98,13 +99,6 @@ function doubleJson(value: number): string {
 
 /** Exact powers of ten up to 10^22 (every scale a decimal of 15 digits can have). */
 const POWERS = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
-
-function decimalText(unscaled: bigint, scale: number): string {
-  if (scale === 0) return unscaled.toString();
-  const negative = unscaled < 0n;
-  const digits = (negative ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
-  return `${negative ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-}
 
 /** `YYYY-MM-DDTHH:MM:SS.mmmZ` of a time in ms since 1970, or undefined outside years 1 to 9999. */
 function isoOf(ms: number): string | undefined {

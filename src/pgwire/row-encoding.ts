@@ -1,8 +1,9 @@
 import { type DuckDBDataChunk, type DuckDBType, DuckDBTypeId } from '@duckdb/node-api';
 import duckdb from '@duckdb/node-bindings';
+import { decimalText } from '../storage/decimal-text.js';
 import type { BackendWriter } from './backend-messages.js';
 import { MESSAGE } from './backend-messages.js';
-import { dateText, decimalText, float4Text, float8Text, timestampText } from './text-values.js';
+import { dateText, float4Text, float8Text, timestampText } from './text-values.js';
 import { valueBinary, valueText } from './value-encoding.js';
 
 /**

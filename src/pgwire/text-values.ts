@@ -162,14 +162,6 @@ export function float4Text(x: number): string {
   return layout(x < 0, digits, exponent, 6);
 }
 
-/** An integer scaled by 10^-scale, digit for digit (numeric keeps its declared scale). */
-export function decimalText(unscaled: bigint, scale: number): string {
-  if (scale === 0) return unscaled.toString();
-  const negative = unscaled < 0n;
-  const digits = (negative ? -unscaled : unscaled).toString().padStart(scale + 1, '0');
-  return `${negative ? '-' : ''}${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
-}
-
 /** DuckDB's DATE infinities (int32 max and its negation). */
 const DATE_INFINITY = 2147483647;
 /** DuckDB's TIMESTAMP infinities: int64 max and -(int64 max). */

@@ -19,12 +19,12 @@ import {
   type DuckDBUUIDValue,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import { decimalText } from '../storage/decimal-text.js';
 import { OID, type PgType, pgTypeOf } from './pg-types.js';
 import {
   arrayElementText,
   byteaText,
   dateText,
-  decimalText,
   float4Text,
   float8Text,
   intervalText,

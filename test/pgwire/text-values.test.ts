@@ -3,7 +3,6 @@ import {
   arrayElementText,
   byteaText,
   dateText,
-  decimalText,
   float4Text,
   float8Text,
   intervalText,
@@ -11,6 +10,7 @@ import {
   timeText,
   zoneOffsetText,
 } from '../../src/pgwire/text-values.js';
+import { decimalText } from '../../src/storage/decimal-text.js';
 
 /**
  * Every expected text below is PostgreSQL 15's own output for the same value (psql against
