@@ -124,6 +124,8 @@ export class ResultRows {
     const plan = planRows(execution, request, format);
     const inMemory = (execution.rowCount ?? 0) <= this.options.inMemoryMaxRows;
     const all = inMemory ? await this.rowSet(execution, plan, readerOf(request)) : undefined;
+    // A large result is read by SQL from here on: its table must be there.
+    if (!all) await this.stored(execution.id);
     const total = all?.length ?? (await this.matching(execution, plan, request));
     const count = pageRowCount(request, total);
     checkDatapoints(count, plan.columns.length, cap, request);
@@ -144,7 +146,6 @@ export class ResultRows {
   /** How many rows match the filters. */
   private async matching(execution: Execution, plan: RowsPlan, request: ResultRequest): Promise<number> {
     if (!plan.filtered) return execution.rowCount ?? 0;
-    await this.stored(execution.id);
     const { select, params } = plan.count();
     const [count] = await this.files.read(readerOf(request), (session) =>
       session.all<{ n: bigint }>(select, params),
@@ -181,7 +182,6 @@ export class ResultRows {
     request: ResultRequest,
     range: PageRange,
   ): Promise<PageBody> {
-    await this.stored(execution.id);
     const sampled = request.sampleCount !== undefined;
     if (!sampled && !asked.plan.filtered && !asked.plan.sorted)
       return this.ranges.rows(execution, asked, range);
