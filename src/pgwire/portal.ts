@@ -46,7 +46,11 @@ export class Portal {
   /** The next chunk, asked for while this one is written (DuckDB's thread and this one overlap). */
   private ahead: Promise<DuckDBDataChunk | null> | undefined;
   private row = 0;
+  /** Rows read so far, sent or skipped. */
+  private rows = 0;
   private finished = false;
+  /** Told the result's size once it has been read to its end. */
+  private onEnd: ((values: number) => void) | undefined;
   private closed = false;
   private onClose: () => void = () => undefined;
   private readonly released: Promise<void>;
@@ -70,17 +74,22 @@ export class Portal {
     });
   }
 
-  /** Opens the statement on a connection of its own (runStatement), held until `close`. */
+  /**
+   * Opens the statement on a connection of its own (runStatement), held until `close`;
+   * `onEnd` is told how many values the result had once it has been read to its end.
+   */
   static open(
     database: Database,
     lane: Lane,
     run: Omit<StatementRun, 'formats'>,
     formats: readonly number[],
+    onEnd?: (values: number) => void,
   ): Promise<Portal> {
     return new Promise<Portal>((resolve, reject) => {
       let opened = false;
       runStatement(database, lane, { ...run, formats }, async (result) => {
         const portal = new Portal(result, formats, result.next);
+        portal.onEnd = onEnd;
         opened = true;
         resolve(portal);
         await portal.released;
@@ -127,6 +136,7 @@ export class Portal {
           this.row = 0;
           if (this.chunk === null) {
             this.finished = true;
+            this.onEnd?.(this.rows * this.columns.length);
             break;
           }
           this.readAhead();
@@ -135,6 +145,7 @@ export class Portal {
         const take = maxRows <= 0 ? left : Math.min(left, maxRows - sent);
         if (w) writeDataRows(w, this.chunk, this.columns, this.row, this.row + take);
         this.row += take;
+        this.rows += take;
         sent += take;
         if (w) await w.drain();
       }

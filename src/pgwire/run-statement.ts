@@ -33,6 +33,8 @@ export interface StatementRun {
   /** Result formats as Bind gave them (none: all text). */
   formats: readonly number[];
   interrupts: StatementInterrupts;
+  /** Whether DuckDB writes the text of the columns it writes faster (renderingPlan); default yes. */
+  renderInSql?: boolean;
 }
 
 export interface OpenResult {
@@ -70,9 +72,10 @@ async function dedicatedRun<T>(
       // A column typed by an untyped parameter (`SELECT $1 AS n`): DuckDB reports one placeholder
       // column until the values are bound; the stream's columns are the real ones then.
       const settled = shown.every((column) => column.type !== undefined);
-      const rendering = settled
-        ? renderingPlan(run.sql, shown, resolveFormats(run.formats, shown.length))
-        : undefined;
+      const rendering =
+        settled && run.renderInSql !== false
+          ? renderingPlan(run.sql, shown, resolveFormats(run.formats, shown.length))
+          : undefined;
       if (rendering) {
         prepared.close();
         prepared = await run.interrupts.guard(() => session.prepare(rendering.sql));

@@ -111,11 +111,19 @@ export class WireSession {
     if (planned.kind === 'catalog')
       return this.deps.catalog.open(planned.sql, parameters, formats, this.interrupts);
     if (planned.kind === 'rows') return rowsPortal(planned.columns, planned.rows, formats);
+    const { cache } = this.deps;
     return Portal.open(
       this.deps.database,
       this.deps.lane,
-      { account: this.account, sql: planned.sql, parameters, interrupts: this.interrupts },
+      {
+        account: this.account,
+        sql: planned.sql,
+        parameters,
+        interrupts: this.interrupts,
+        renderInSql: !cache.resultWasSmall(planned.sql),
+      },
       formats,
+      (values) => cache.keepResultSize(planned.sql, values),
     );
   }
 

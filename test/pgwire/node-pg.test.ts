@@ -142,6 +142,43 @@ describe('types', () => {
     ]);
   });
 
+  it('writes the same text when DuckDB writes it and when JavaScript does (a text whose last result was small)', async () => {
+    // The first run of a text has DuckDB write its numbers', dates' and timestamps' text; a
+    // next run of a text whose last result was small has JavaScript write it
+    // (statement-cache.ts); a result that turns out large is written by JavaScript once.
+    const text = `SELECT (i % 100)::TINYINT AS i1, (i * 1000)::INTEGER AS i4, i + 9007199254740993 AS i8, i / 10 AS f8,
+        (i * 1e300)::DOUBLE AS huge, (1e-7 / (i + 1))::DOUBLE AS tiny, (i - 0.5)::REAL AS f4,
+        DATE '2024-02-29' + i::INTEGER AS d, TIMESTAMP '1999-12-31 23:59:59.999999' + to_microseconds(i) AS ts,
+        TIMESTAMPTZ '2024-01-01 12:00:00+02' + to_seconds(i) AS tz, CAST(i AS UBIGINT) AS ub,
+        CASE WHEN i % 3 = 0 THEN NULL ELSE i / 7 END AS maybe
+      FROM range(3000) r(i) WHERE i < $1 ORDER BY i`;
+    const run = async (rows: number) =>
+      (await client.query({ text, values: [rows], types: raw, rowMode: 'array' })).rows;
+    const first = await run(4);
+    expect(first[1]).toEqual([
+      '1',
+      '1000',
+      '9007199254740994',
+      '0.1',
+      '1e+300',
+      '5e-08',
+      '0.5',
+      '2024-03-01',
+      '2000-01-01 00:00:00',
+      '2024-01-01 10:00:01+00',
+      '1',
+      '0.14285714285714285',
+    ]);
+    expect(first[3]?.[11]).toBeNull();
+    expect(await run(4)).toEqual(first);
+    expect(await run(4)).toEqual(first);
+    const large = await run(3000);
+    expect(large.slice(0, 4)).toEqual(first);
+    const again = await run(3000);
+    expect(again).toEqual(large);
+    expect(large[2999]?.slice(0, 4)).toEqual(['99', '2999000', '9007199254743992', '299.9']);
+  });
+
   it('keeps int256 and uint256 columns digit for digit, as numeric', async () => {
     const created = await service.json('/v1/table/create', {
       method: 'POST',
