@@ -76,7 +76,36 @@ const DUCKDB_CODES: Record<string, string> = {
   TransactionContext: '25000',
 };
 
+/**
+ * DuckDB errors that name what was not found, by their first line, and the SQLSTATE PostgreSQL
+ * gives the same mistake: by its type alone a Binder error would be 42000 and a Catalog error
+ * 42704, and drivers pick their exception by the code (psycopg2's `errors.UndefinedColumn`).
+ */
+const NOT_FOUND: readonly (readonly [RegExp, string])[] = [
+  [/^Binder Error: Referenced column ".*" not found in FROM clause!/, '42703'],
+  [/^Binder Error: Table ".*" does not have a column named ".*"/, '42703'],
+  // PostgreSQL: missing FROM-clause entry for table "x".
+  [/^Binder Error: Referenced table ".*" not found!/, SQLSTATE.undefinedTable],
+  [/^Catalog Error: [A-Za-z ]*Function with name .* does not exist!/, '42883'],
+  [/^Binder Error: No function matches the given name and argument types/, '42883'],
+];
+
 const firstLine = (message: string) => message.split('\n')[0] ?? message;
+
+/**
+ * DuckDB's suggestions after the first line ("Candidate bindings: …", "Did you mean …?"), as
+ * the HINT PostgreSQL's clients show.
+ */
+function suggestion(message: string): string | undefined {
+  const lines: string[] = [];
+  for (const line of message.split('\n').slice(1)) {
+    const text = line.trim();
+    if (text === '' || text.startsWith('LINE ')) break;
+    lines.push(text);
+  }
+  const hint = lines.join(' ');
+  return /^(Candidate|Did you mean)/.test(hint) ? hint : undefined;
+}
 
 /** The ErrorResponse of a failure; `offset` is where the statement starts in the query string. */
 export function errorFields(error: unknown, offset = 0): ErrorFields {
@@ -128,10 +157,13 @@ export function errorFields(error: unknown, offset = 0): ErrorFields {
     return { severity: 'ERROR', code: SQLSTATE.diskFull, message: 'the disk under the database is full' };
   if (error instanceof StorageError) {
     const type = duckdbErrorType(error);
+    const notFound = NOT_FOUND.find(([pattern]) => pattern.test(error.message))?.[1];
+    const hint = suggestion(error.message);
     return {
       severity: 'ERROR',
-      code: (type !== undefined ? DUCKDB_CODES[type] : undefined) ?? SQLSTATE.internal,
+      code: notFound ?? (type !== undefined ? DUCKDB_CODES[type] : undefined) ?? SQLSTATE.internal,
       message: firstLine(error.message),
+      ...(hint !== undefined ? { hint } : {}),
     };
   }
   return { severity: 'ERROR', code: SQLSTATE.internal, message: 'internal error' };

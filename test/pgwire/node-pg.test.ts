@@ -301,11 +301,24 @@ describe('errors carry their SQLSTATE and the session goes on', () => {
     ["SELECT 'abc'::INTEGER", '22P02'],
     ['SELECT 9223372036854775807::BIGINT + 1', '22003'],
     ['SELECT * FROM information_schema.tables WHERE 1 = 0 UNION ALL SELECT * FROM dataset_prices', '0A000'],
+    ['SELECT prize FROM dataset_prices', '42703'],
+    ['SELECT p.nope FROM dataset_prices p', '42703'],
+    ['SELECT x.day FROM dataset_prices', '42P01'],
+    ['SELECT pg_no_such_function(oid) FROM pg_catalog.pg_class', '42883'],
+    ['SELECT lower(1, 2)', '42883'],
   ])('%s is %s', async (sql, code) => {
     const error = await pgError(client.query(sql));
     expect(error.code).toBe(code);
     const { rows } = await client.query('SELECT 1 AS alive');
     expect(rows).toEqual([{ alive: 1 }]);
+  });
+
+  it("passes DuckDB's suggestions on as the HINT", async () => {
+    const column = await pgError(client.query('SELECT prize FROM dataset_prices'));
+    expect(column.message).toBe('Binder Error: Referenced column "prize" not found in FROM clause!');
+    expect(column.hint).toMatch(/^Candidate bindings: .*"price"/);
+    const called = await pgError(client.query('SELECT lower(1, 2)'));
+    expect(called.hint).toBe('Candidate functions: lower(VARCHAR) -> VARCHAR');
   });
 
   it('gives the position of what was refused, 1-based as PostgreSQL does', async () => {
