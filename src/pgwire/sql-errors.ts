@@ -93,8 +93,10 @@ const NOT_FOUND: readonly (readonly [RegExp, string])[] = [
 const firstLine = (message: string) => message.split('\n')[0] ?? message;
 
 /**
- * DuckDB's suggestions after the first line ("Candidate bindings: …", "Did you mean …?"), as
- * the HINT PostgreSQL's clients show.
+ * DuckDB's suggestions after the first line, as the HINT PostgreSQL's clients show: only its
+ * lists of candidates from the statement itself (the columns and tables of its FROM, a
+ * function's overloads). Its "Did you mean …?" searches the whole catalog, and could name
+ * another account's private table: never passed on.
  */
 function suggestion(message: string): string | undefined {
   const lines: string[] = [];
@@ -104,7 +106,7 @@ function suggestion(message: string): string | undefined {
     lines.push(text);
   }
   const hint = lines.join(' ');
-  return /^(Candidate|Did you mean)/.test(hint) ? hint : undefined;
+  return /^Candidate (bindings|tables|functions):/.test(hint) ? hint : undefined;
 }
 
 /** The ErrorResponse of a failure; `offset` is where the statement starts in the query string. */
