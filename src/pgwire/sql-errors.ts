@@ -1,5 +1,6 @@
 import { ApiError } from '../errors.js';
 import { SqlRefused } from '../queries/sandbox/refusals.js';
+import { binderCandidates } from '../storage/binder-hints.js';
 import { DatabaseClosingError } from '../storage/database.js';
 import {
   duckdbErrorType,
@@ -92,23 +93,6 @@ const NOT_FOUND: readonly (readonly [RegExp, string])[] = [
 
 const firstLine = (message: string) => message.split('\n')[0] ?? message;
 
-/**
- * DuckDB's suggestions after the first line, as the HINT PostgreSQL's clients show: only its
- * lists of candidates from the statement itself (the columns and tables of its FROM, a
- * function's overloads). Its "Did you mean …?" searches the whole catalog, and could name
- * another account's private table: never passed on.
- */
-function suggestion(message: string): string | undefined {
-  const lines: string[] = [];
-  for (const line of message.split('\n').slice(1)) {
-    const text = line.trim();
-    if (text === '' || text.startsWith('LINE ')) break;
-    lines.push(text);
-  }
-  const hint = lines.join(' ');
-  return /^Candidate (bindings|tables|functions):/.test(hint) ? hint : undefined;
-}
-
 /** The ErrorResponse of a failure; `offset` is where the statement starts in the query string. */
 export function errorFields(error: unknown, offset = 0): ErrorFields {
   if (error instanceof WireError) {
@@ -160,7 +144,10 @@ export function errorFields(error: unknown, offset = 0): ErrorFields {
   if (error instanceof StorageError) {
     const type = duckdbErrorType(error);
     const notFound = NOT_FOUND.find(([pattern]) => pattern.test(error.message))?.[1];
-    const hint = suggestion(error.message);
+    // Only the binder's candidates from the statement's own tables: DuckDB's other suggestions
+    // search the whole catalog and could name another account's private table (binder-hints.ts).
+    const candidates = binderCandidates(error.message);
+    const hint = candidates !== undefined ? `Did you mean ${candidates}?` : undefined;
     return {
       severity: 'ERROR',
       code: notFound ?? (type !== undefined ? DUCKDB_CODES[type] : undefined) ?? SQLSTATE.internal,

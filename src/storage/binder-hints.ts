@@ -1,6 +1,7 @@
 /**
  * DuckDB's hint for an unknown column in users' SQL, kept (issue 24, "did you mean"). Beside
- * storage-error.ts, the place that reads DuckDB's wording, so that executions may use it. An
+ * storage-error.ts, the place that reads DuckDB's wording, so that executions and the wire
+ * protocol's errors (pgwire/sql-errors.ts, as the HINT) may use it. An
  * execution's failure shows only the first line of DuckDB's message (executions.ts,
  * `failureMessage`), because catalog errors go on to name other tables, private ones included.
  * The binder's errors for a column or a table alias are different: their candidates come from
@@ -14,12 +15,17 @@ const CANDIDATES = /^Candidate (bindings|tables): *:? *(.+)$/;
 const BINDER_REFERENCE =
   /^Binder Error: (Referenced column .* not found|Table ".*" does not have a column named|Referenced table ".*" not found)/;
 
+/** For a binder reference error, its candidates from the query's own FROM clause: `"amount", "day"`. */
+export function binderCandidates(message: string): string | undefined {
+  const lines = message.split('\n');
+  if (!BINDER_REFERENCE.test(lines[0] ?? '')) return undefined;
+  return lines.map((line) => CANDIDATES.exec(line.trim())).find((match) => match !== null)?.[2];
+}
+
 /** The first line of `error`'s message, and for a binder reference error its candidates: `…; did you mean "amount"?`. */
 export function failureWithColumnHint(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  const lines = message.split('\n');
-  const first = lines[0] ?? message;
-  if (!BINDER_REFERENCE.test(first)) return first;
-  const candidates = lines.map((line) => CANDIDATES.exec(line.trim())).find((match) => match !== null);
-  return candidates ? `${first} Did you mean ${candidates[2]}?` : first;
+  const first = message.split('\n')[0] ?? message;
+  const candidates = binderCandidates(message);
+  return candidates ? `${first} Did you mean ${candidates}?` : first;
 }
