@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import { SqlRefused } from '../queries/sandbox/refusals.js';
-import { binderCandidates } from '../storage/binder-hints.js';
+import { binderCandidates, notFoundIn } from '../storage/binder-hints.js';
 import { DatabaseClosingError } from '../storage/database.js';
 import {
   duckdbErrorType,
@@ -78,18 +78,12 @@ const DUCKDB_CODES: Record<string, string> = {
 };
 
 /**
- * DuckDB errors that name what was not found, by their first line, and the SQLSTATE PostgreSQL
- * gives the same mistake: by its type alone a Binder error would be 42000 and a Catalog error
- * 42704, and drivers pick their exception by the code (psycopg2's `errors.UndefinedColumn`).
+ * What DuckDB did not find, and the SQLSTATE PostgreSQL gives the same mistake: by its type
+ * alone a Binder error would be 42000 and a Catalog error 42704, and drivers pick their
+ * exception by the code (psycopg2's `errors.UndefinedColumn`). A table of the query's own that
+ * is not in its FROM is PostgreSQL's "missing FROM-clause entry", 42P01.
  */
-const NOT_FOUND: readonly (readonly [RegExp, string])[] = [
-  [/^Binder Error: Referenced column ".*" not found in FROM clause!/, '42703'],
-  [/^Binder Error: Table ".*" does not have a column named ".*"/, '42703'],
-  // PostgreSQL: missing FROM-clause entry for table "x".
-  [/^Binder Error: Referenced table ".*" not found!/, SQLSTATE.undefinedTable],
-  [/^Catalog Error: [A-Za-z ]*Function with name .* does not exist!/, '42883'],
-  [/^Binder Error: No function matches the given name and argument types/, '42883'],
-];
+const NOT_FOUND_CODES = { column: '42703', table: SQLSTATE.undefinedTable, function: '42883' } as const;
 
 const firstLine = (message: string) => message.split('\n')[0] ?? message;
 
@@ -143,14 +137,17 @@ export function errorFields(error: unknown, offset = 0): ErrorFields {
     return { severity: 'ERROR', code: SQLSTATE.diskFull, message: 'the disk under the database is full' };
   if (error instanceof StorageError) {
     const type = duckdbErrorType(error);
-    const notFound = NOT_FOUND.find(([pattern]) => pattern.test(error.message))?.[1];
+    const notFound = notFoundIn(error.message);
     // Only the binder's candidates from the statement's own tables: DuckDB's other suggestions
     // search the whole catalog and could name another account's private table (binder-hints.ts).
     const candidates = binderCandidates(error.message);
     const hint = candidates !== undefined ? `Did you mean ${candidates}?` : undefined;
     return {
       severity: 'ERROR',
-      code: notFound ?? (type !== undefined ? DUCKDB_CODES[type] : undefined) ?? SQLSTATE.internal,
+      code:
+        (notFound ? NOT_FOUND_CODES[notFound] : undefined) ??
+        (type !== undefined ? DUCKDB_CODES[type] : undefined) ??
+        SQLSTATE.internal,
       message: firstLine(error.message),
       ...(hint !== undefined ? { hint } : {}),
     };

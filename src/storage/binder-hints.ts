@@ -12,14 +12,32 @@
 
 /** The binder's lines this keeps, after the message's first line. */
 const CANDIDATES = /^Candidate (bindings|tables): *:? *(.+)$/;
-const BINDER_REFERENCE =
-  /^Binder Error: (Referenced column .* not found|Table ".*" does not have a column named|Referenced table ".*" not found)/;
+
+/**
+ * What a DuckDB error says was not found, by its first line: a column, a table the query
+ * refers to (an alias of its FROM), or a function (or none with these arguments).
+ */
+export function notFoundIn(message: string): 'column' | 'table' | 'function' | undefined {
+  const first = message.split('\n')[0] ?? message;
+  if (/^Binder Error: (Referenced column ".*" not found|Table ".*" does not have a column named)/.test(first))
+    return 'column';
+  if (/^Binder Error: Referenced table ".*" not found/.test(first)) return 'table';
+  if (
+    /^Catalog Error: [A-Za-z ]*Function with name .* does not exist/.test(first) ||
+    /^Binder Error: No function matches the given name and argument types/.test(first)
+  )
+    return 'function';
+  return undefined;
+}
 
 /** For a binder reference error, its candidates from the query's own FROM clause: `"amount", "day"`. */
 export function binderCandidates(message: string): string | undefined {
-  const lines = message.split('\n');
-  if (!BINDER_REFERENCE.test(lines[0] ?? '')) return undefined;
-  return lines.map((line) => CANDIDATES.exec(line.trim())).find((match) => match !== null)?.[2];
+  const missing = notFoundIn(message);
+  if (missing !== 'column' && missing !== 'table') return undefined;
+  return message
+    .split('\n')
+    .map((line) => CANDIDATES.exec(line.trim()))
+    .find((match) => match !== null)?.[2];
 }
 
 /** The first line of `error`'s message, and for a binder reference error its candidates: `…; did you mean "amount"?`. */
