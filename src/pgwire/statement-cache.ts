@@ -33,7 +33,7 @@ export const MAX_CACHED_SQL = 4096;
  * `SELECT $1::INTEGER` and from 2.55 to 1.88 ms for one row of a table (medians of 5
  * alternating runs of 1,500).
  */
-export const SMALL_RESULT_VALUES = 512;
+const SMALL_RESULT_VALUES = 512;
 
 /** A Map used as a least-recently-used cache. */
 class Recent<V> {
