@@ -58,6 +58,9 @@ export default defineConfig({
         test: {
           name: 'programs',
           include: PROGRAM_TESTS,
+          // They time nothing: a poll waits as long as their own helpers do (a browser's run
+          // and render took over vitest's default second once, with both cores busy).
+          expect: { poll: { timeout: 15_000 } },
           globalSetup: ['test/support/cli-bundle.ts'],
           sequence: { groupOrder: 1 },
         },
