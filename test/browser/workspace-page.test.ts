@@ -4,6 +4,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { type Browser, chromium, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvRowExpression } from '../../src/executions/row-rendering.js';
+import { createQuery } from '../queries/support/queries.js';
 import { type Envelope, executeAndWait } from '../support/results.js';
 import { KEYS, startTestService, type TestService, uploadBody } from '../support/service.js';
 
@@ -554,9 +555,15 @@ describe('the workspace page', () => {
     await showExecution(numbers.execution_id);
     await page.setViewportSize({ width: 420, height: 860 });
     // One column: nothing wider than the window but the grid, which scrolls inside itself.
-    const overflow = await page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
-    expect(overflow).toBeLessThanOrEqual(0);
+    const overflow = () => page.evaluate('document.documentElement.scrollWidth - window.innerWidth');
+    expect(await overflow()).toBeLessThanOrEqual(0);
     await shot('19-narrow');
+    // A saved query shows every action beside its heading: they wrap (the row was 108 px too wide).
+    const saved = await createQuery(service, { name: 'Narrow', query_sql: 'SELECT 1 AS one' });
+    await setHash(`query=${saved}`);
+    await visibility(page.locator('#run-pipeline')).toBe(true);
+    expect(await overflow()).toBeLessThanOrEqual(0);
+    await showExecution(numbers.execution_id);
     await page.setViewportSize({ width: 1280, height: 800 });
 
     await page.reload();
